@@ -1,0 +1,29 @@
+import { isGrpcServiceError } from '@temporalio/client';
+import { ErrorKind, KitError, kitErrorFromFailure } from '../domain/errors';
+
+/**
+ * Every error leaving the client API as a KitError (SPEC S2.3): a KitError carried by a Temporal failure
+ * keeps its kind, message and details; transport failures are retryable `Integration` errors; anything
+ * else is `Integration` too. The original error stays reachable as `cause`.
+ */
+export function toKitError(error: unknown, context?: string): KitError {
+  const carried = kitErrorFromFailure(error);
+  if (carried) return carried;
+  const message = error instanceof Error ? error.message : String(error);
+  const prefix = context ? `${context}: ` : '';
+  if (isGrpcServiceError(error) || (error instanceof Error && error.name === 'ServiceError')) {
+    return new KitError(ErrorKind.Integration, `${prefix}Temporal service error: ${message}`, undefined, {
+      cause: error,
+    });
+  }
+  return new KitError(ErrorKind.Integration, `${prefix}${message}`, undefined, { cause: error });
+}
+
+/** Runs a client call, converting whatever it throws with {@link toKitError}. */
+export async function kitCall<Result>(context: string, call: () => Promise<Result>): Promise<Result> {
+  try {
+    return await call();
+  } catch (error) {
+    throw toKitError(error, context);
+  }
+}

@@ -1,0 +1,98 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+
+/** The kinds of failure a user can see (SPEC S2.2). Only `Timeout` and `Integration` are retryable. */
+export const ErrorKind = {
+  Timeout: 'Timeout',
+  Integration: 'Integration',
+  Conflict: 'Conflict',
+  Closed: 'Closed',
+  Unsupported: 'Unsupported',
+  NotYetImplemented: 'NotYetImplemented',
+  Protocol: 'Protocol',
+  InvalidState: 'InvalidState',
+  NotFound: 'NotFound',
+  PermissionDenied: 'PermissionDenied',
+  QuotaExceeded: 'QuotaExceeded',
+} as const;
+export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
+
+const errorKinds = new Set<string>(Object.values(ErrorKind));
+
+export function isErrorKind(value: unknown): value is ErrorKind {
+  return typeof value === 'string' && errorKinds.has(value);
+}
+
+/** Every user-visible failure: a kind, a message that says what was wrong, optional structured details. */
+export class KitError extends Error {
+  override readonly name = 'KitError';
+
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly details?: unknown,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  /** Whether trying the same operation again may succeed (SPEC S2.2). */
+  get retryable(): boolean {
+    return this.kind === ErrorKind.Timeout || this.kind === ErrorKind.Integration;
+  }
+
+  /** The form a KitError takes across the Temporal boundary: an ApplicationFailure typed by kind (S2.3). */
+  toFailure(): ApplicationFailure {
+    return ApplicationFailure.create({
+      type: this.kind,
+      message: this.message,
+      details: this.details === undefined ? [] : [this.details],
+      nonRetryable: !this.retryable,
+      cause: this.cause instanceof Error ? this.cause : undefined,
+    });
+  }
+
+  static protocol(message: string, details?: unknown): KitError {
+    return new KitError(ErrorKind.Protocol, message, details);
+  }
+}
+
+/**
+ * Finds the KitError carried by a Temporal failure chain (workflow, update, child, activity failures
+ * all wrap the original ApplicationFailure as `cause`). Returns undefined when none is there.
+ */
+export function kitErrorFromFailure(error: unknown): KitError | undefined {
+  for (
+    let current = error, hops = 0;
+    current instanceof Error && hops < 10;
+    current = current.cause, hops++
+  ) {
+    if (current instanceof KitError) return current;
+    if (current instanceof ApplicationFailure && isErrorKind(current.type)) {
+      return new KitError(current.type, current.message, current.details?.[0], { cause: error });
+    }
+  }
+  return undefined;
+}
+
+/** Turns a zod failure into a Protocol KitError whose message names each offending field. */
+export function protocolErrorFromZod(what: string, error: z.ZodError): KitError {
+  const problems = error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : '(value)';
+    return `${field}: ${issue.message}`;
+  });
+  return new KitError(ErrorKind.Protocol, `invalid ${what}: ${problems.join('; ')}`, {
+    fields: error.issues.map((issue) => issue.path.map(String).join('.')),
+  });
+}
+
+/** Parses `value` with `schema`, throwing a Protocol KitError that names `what` and the fields. */
+export function parseInput<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  what: string,
+): z.output<Schema> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw protocolErrorFromZod(what, result.error);
+  return result.data;
+}

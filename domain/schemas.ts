@@ -1,0 +1,252 @@
+import { z } from 'zod';
+import { ConversationId, MessageId, NotificationId, RequestId, ThreadId } from './ids';
+
+/** A thread's lifecycle (SPEC S4.9): pending → running ⇄ idle → completed | failed | cancelled. */
+export const ThreadStatus = z.enum(['pending', 'running', 'idle', 'completed', 'failed', 'cancelled']);
+export type ThreadStatus = z.infer<typeof ThreadStatus>;
+export const terminalStatuses: readonly ThreadStatus[] = ['completed', 'failed', 'cancelled'];
+export const isTerminal = (status: ThreadStatus): boolean => terminalStatuses.includes(status);
+
+const name = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9_-]{0,39}$/,
+    'expected 1-40 characters of a-z, 0-9, _ and -, starting with a letter or digit',
+  );
+const text = (max: number) => z.string().min(1).max(max);
+
+/** How much of the parent's history a spawned child starts with (never tool traffic or system prompts). */
+export const ForkMode = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('none') }).strict(),
+  z.object({ type: z.literal('full') }).strict(),
+  z.object({ type: z.literal('lastTurns'), n: z.number().int().min(1).max(100) }).strict(),
+]);
+export type ForkMode = z.infer<typeof ForkMode>;
+
+/** Limits a spawn may narrow (never widen) for its subtree. */
+export const AgentLimits = z
+  .object({
+    maxDepth: z.number().int().min(0).max(64),
+    maxConcurrent: z.number().int().min(1).max(10_000),
+    maxTotal: z.number().int().min(1).max(1_000_000),
+    budgetTokens: z.number().int().min(0),
+  })
+  .strict();
+export type AgentLimits = z.infer<typeof AgentLimits>;
+
+/** One step of the deterministic scripted kernel: what a turn does, without a model. */
+export const ScriptStep: z.ZodType<ScriptStepShape> = z.lazy(() =>
+  z.discriminatedUnion('type', [
+    z.object({ type: z.literal('tool'), tool: text(100), input: z.unknown().optional() }).strict(),
+    z
+      .object({
+        type: z.literal('spawn'),
+        as: name.optional(),
+        request: SpawnRequest,
+        remoteTarget: name.optional(),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('send'),
+        to: z.string().min(1).max(100),
+        content: text(100_000),
+        triggerTurn: z.boolean().default(false),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('wait'),
+        on: z.array(z.string().min(1).max(100)).min(1).max(1000),
+        timeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
+      })
+      .strict(),
+    z.object({ type: z.literal('reply'), text: text(100_000) }).strict(),
+    z.object({ type: z.literal('fail'), message: text(10_000) }).strict(),
+  ]),
+);
+/** A step as written in a script; `to` and `on` name a thread id, `parent`, `root`, `self` or a spawn label. */
+export type ScriptStepShape =
+  | { type: 'tool'; tool: string; input?: unknown }
+  | { type: 'spawn'; as?: string; request: SpawnRequestInput; remoteTarget?: string }
+  | { type: 'send'; to: string; content: string; triggerTurn?: boolean }
+  | { type: 'wait'; on: string[]; timeoutMs?: number }
+  | { type: 'reply'; text: string }
+  | { type: 'fail'; message: string };
+
+/** Which kernel runs a thread's turns. The scripted kernel plays one script per turn, then repeats the last. */
+export const KernelSpec = z.discriminatedUnion('type', [
+  z
+    .object({ type: z.literal('scripted'), turns: z.array(z.array(ScriptStep).max(1000)).min(1).max(1000) })
+    .strict(),
+]);
+export type KernelSpec = z.infer<typeof KernelSpec>;
+
+/** What an agent is asked to be and do. */
+export const AgentSpec = z
+  .object({
+    task: text(100_000),
+    name: name.optional(),
+    instructions: z.string().max(100_000).optional(),
+    model: z.string().min(1).max(200).optional(),
+    tools: z.array(z.string().min(1).max(100)).max(200).optional(),
+    kernel: KernelSpec.optional(),
+  })
+  .strict();
+export type AgentSpec = z.infer<typeof AgentSpec>;
+
+/** SPEC S4.1. The caller's identity is never part of the request: it comes from the scope. */
+export const SpawnRequest = AgentSpec.extend({
+  requestId: RequestId.optional(),
+  fork: ForkMode.default({ type: 'none' }),
+  limits: AgentLimits.partial().strict().optional(),
+}).strict();
+export type SpawnRequest = z.infer<typeof SpawnRequest>;
+export type SpawnRequestInput = z.input<typeof SpawnRequest>;
+
+/** SPEC S4.2: a spawn onto the worker fleet of a remote target registered in the grant. */
+export const RemoteSpawnRequest = SpawnRequest.extend({ target: name }).strict();
+export type RemoteSpawnRequest = z.infer<typeof RemoteSpawnRequest>;
+
+/** The result of a thread's turn. */
+export const TurnOutcome = z
+  .object({
+    turn: z.number().int().min(1),
+    status: z.enum(['completed', 'failed', 'interrupted']),
+    result: z.string().optional(),
+    error: z.object({ kind: z.string(), message: z.string() }).strict().optional(),
+    tokens: z.number().int().min(0).default(0),
+    endedAt: z.string(),
+  })
+  .strict();
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+
+/** One agent of a root run as the host records it (SPEC S4.1 returns it from spawn). */
+export const AgentThread = z
+  .object({
+    id: ThreadId,
+    rootId: ThreadId,
+    parentId: ThreadId.nullable(),
+    conversationId: ConversationId,
+    name: name,
+    path: z.string(),
+    depth: z.number().int().min(0),
+    status: ThreadStatus,
+    taskQueue: z.string(),
+    remoteTarget: z.string().optional(),
+    task: z.string(),
+    tools: z.array(z.string()),
+    turnsStarted: z.number().int().min(0),
+    turnsCompleted: z.number().int().min(0),
+    latestTurn: TurnOutcome.optional(),
+    firstTurn: TurnOutcome.optional(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .strict();
+export type AgentThread = z.infer<typeof AgentThread>;
+
+/** SPEC S4.3 request: the sender is the caller's scope, never a field here. */
+export const SendMessageRequest = z
+  .object({ recipient: ThreadId, content: text(100_000), triggerTurn: z.boolean().default(false) })
+  .strict();
+export type SendMessageRequest = z.infer<typeof SendMessageRequest>;
+
+/** A delivered inter-agent message: host-assigned id, sender, per-recipient sequence and timestamp. */
+export const InterAgentMessage = z
+  .object({
+    id: MessageId,
+    sender: ThreadId,
+    recipient: ThreadId,
+    seq: z.number().int().min(1),
+    content: z.string(),
+    triggerTurn: z.boolean(),
+    sentAt: z.string(),
+  })
+  .strict();
+export type InterAgentMessage = z.infer<typeof InterAgentMessage>;
+
+/** What a notification says (SPEC S5.1): passive `message`/`status`, or an `interaction` to answer. */
+export const NotificationBody = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('message'), text: z.string() }).strict(),
+  z
+    .object({
+      type: z.literal('status'),
+      event: z.string().min(1).max(100),
+      threadId: ThreadId,
+      detail: z.string().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('interaction'),
+      requestId: RequestId,
+      threadId: ThreadId,
+      kind: z.enum(['approval', 'question']),
+      prompt: z.string(),
+      tool: z.object({ name: z.string(), input: z.unknown() }).strict().optional(),
+      expiresAt: z.string().optional(),
+    })
+    .strict(),
+]);
+export type NotificationBody = z.infer<typeof NotificationBody>;
+
+/** One item of a conversation: strictly increasing `seq` per conversation (SPEC S5.2). */
+export const ConversationNotification = z
+  .object({
+    id: NotificationId,
+    conversationId: ConversationId,
+    seq: z.number().int().min(1),
+    createdAt: z.string(),
+    body: NotificationBody,
+  })
+  .strict();
+export type ConversationNotification = z.infer<typeof ConversationNotification>;
+
+/** Who is calling a control operation: set by the host, never read from a request body or model output. */
+export const ControlScope = z.object({ rootId: ThreadId, threadId: ThreadId }).strict();
+export type ControlScope = z.infer<typeof ControlScope>;
+
+/** A worker fleet a root may spawn onto (SPEC S4.2), registered in the grant by name. */
+export const RemoteTarget = z.object({ taskQueue: z.string().min(1).max(200) }).strict();
+export type RemoteTarget = z.infer<typeof RemoteTarget>;
+
+/** The root's delegation grant (SPEC S1, S3.2): limits and budget fixed when the root is attached. */
+export const DelegationGrant = z
+  .object({
+    owner: z.string().min(1).max(200),
+    rootThreadId: ThreadId,
+    maxDepth: z.number().int().min(0).max(64).default(3),
+    maxConcurrent: z.number().int().min(1).max(10_000).default(16),
+    maxTotal: z.number().int().min(1).max(1_000_000).default(64),
+    budgetTokens: z.number().int().min(0).default(1_000_000),
+    spentTokens: z.number().int().min(0).default(0),
+    idleTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3_600_000)
+      .default(3_600_000),
+    interactionTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3_600_000)
+      .default(600_000),
+    remoteTargets: z.record(name, RemoteTarget).default({}),
+    revoked: z.boolean().default(false),
+  })
+  .strict();
+export type DelegationGrant = z.infer<typeof DelegationGrant>;
+export type DelegationGrantInput = z.input<typeof DelegationGrant>;
+
+/** What starts a root run (SPEC S3.2). */
+export const RootRunInput = z
+  .object({
+    rootThreadId: ThreadId,
+    spec: AgentSpec,
+    grant: DelegationGrant,
+    taskQueue: z.string().min(1).max(200),
+  })
+  .strict();
+export type RootRunInput = z.infer<typeof RootRunInput>;

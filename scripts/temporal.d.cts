@@ -1,0 +1,27 @@
+export declare const TEMPORAL_CLI_MODULE: string;
+export declare const projectRoot: string;
+export declare const dataDir: string;
+export declare function findTemporalBinary(): string | undefined;
+export declare function ensureTemporalBinary(): Promise<string>;
+export declare function freePort(): Promise<number>;
+export interface DevServerOptions {
+  dbFile?: string;
+  port?: number;
+  uiPort?: number;
+  headless?: boolean;
+  namespace?: string;
+  searchAttributes?: Record<string, string>;
+  logLevel?: string;
+  quiet?: boolean;
+}
+export interface DevServer {
+  binary: string;
+  address: string;
+  namespace: string;
+  dbFile: string;
+  pid: number;
+  uiAddress?: string;
+  stop(): Promise<void>;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+}
+export declare function startDevServer(options?: DevServerOptions): Promise<DevServer>;

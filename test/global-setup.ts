@@ -1,0 +1,37 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { searchAttributeRegistrations } from '../domain/search-attributes';
+import { dataDir, startDevServer, type DevServer } from '../scripts/temporal.cjs';
+import { workflowsPath } from '../workers/create-worker';
+
+declare global {
+  var agentsKitTestServer: DevServer | undefined;
+}
+
+/** One real Temporal dev server and one workflow bundle for the whole jest run. */
+export default async function globalSetup(): Promise<void> {
+  const runDir = join(dataDir, `test-${process.pid}`);
+  mkdirSync(runDir, { recursive: true });
+  const server = await startDevServer({
+    dbFile: join(runDir, 'temporal.sqlite'),
+    headless: true,
+    searchAttributes: searchAttributeRegistrations,
+  });
+  globalThis.agentsKitTestServer = server;
+  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const bundlePath = join(runDir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+  process.env.AGENTS_KIT_TEST_ADDRESS = server.address;
+  process.env.AGENTS_KIT_TEST_BUNDLE = bundlePath;
+  process.env.AGENTS_KIT_TEST_DIR = runDir;
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};

@@ -1,0 +1,60 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { createAgentWorker } from '../../workers/create-worker';
+
+/** A connection to the run's shared dev server, plus workers on per-test task queues, all closed by close(). */
+export interface TestTemporal {
+  client: Client;
+  nativeConnection: NativeConnection;
+  address: string;
+  startWorker(options: { taskQueue: string; activities?: object }): Promise<Worker>;
+  close(): Promise<void>;
+}
+
+export function testServerAddress(): string {
+  const address = process.env.AGENTS_KIT_TEST_ADDRESS;
+  if (!address)
+    throw new Error(
+      'AGENTS_KIT_TEST_ADDRESS is not set: run the tests through jest (globalSetup starts the server)',
+    );
+  return address;
+}
+
+export function workflowBundlePath(): string {
+  const path = process.env.AGENTS_KIT_TEST_BUNDLE;
+  if (!path) throw new Error('AGENTS_KIT_TEST_BUNDLE is not set: run the tests through jest');
+  return path;
+}
+
+/** A task queue no other test uses. */
+export const uniqueTaskQueue = (label: string): string => `${label}-${randomUUID().slice(0, 8)}`;
+
+export async function connectTestTemporal(): Promise<TestTemporal> {
+  const address = testServerAddress();
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const client = new Client({ connection });
+  const running: { worker: Worker; done: Promise<void> }[] = [];
+  return {
+    client,
+    nativeConnection,
+    address,
+    async startWorker({ taskQueue, activities }) {
+      const worker = await createAgentWorker({
+        connection: nativeConnection,
+        taskQueue,
+        activities,
+        workflows: { workflowBundle: { codePath: workflowBundlePath() } },
+      });
+      running.push({ worker, done: worker.run() });
+      return worker;
+    },
+    async close() {
+      for (const { worker } of running) if (worker.getState() === 'RUNNING') worker.shutdown();
+      await Promise.allSettled(running.map(({ done }) => done));
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}

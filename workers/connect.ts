@@ -1,0 +1,29 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
+import type { EnvironmentConfig } from './config';
+
+function connectionOptions(config: EnvironmentConfig) {
+  const mtls =
+    config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH
+      ? {
+          clientCertPair: {
+            crt: readFileSync(config.TEMPORAL_TLS_CERT_PATH),
+            key: readFileSync(config.TEMPORAL_TLS_KEY_PATH),
+          },
+        }
+      : undefined;
+  const tls = mtls ?? (config.TEMPORAL_TLS === 'true' || config.TEMPORAL_API_KEY ? true : undefined);
+  return { address: config.TEMPORAL_ADDRESS, tls, apiKey: config.TEMPORAL_API_KEY };
+}
+
+/** A client connection to the configured Temporal service (local dev server, cluster or Temporal Cloud). */
+export async function connectClient(config: EnvironmentConfig): Promise<Client> {
+  const connection = await Connection.connect(connectionOptions(config));
+  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+}
+
+/** A worker connection to the same service. */
+export function connectWorker(config: EnvironmentConfig): Promise<NativeConnection> {
+  return NativeConnection.connect(connectionOptions(config));
+}

@@ -1,0 +1,2 @@
+// The worker's workflowsPath: every workflow type agents-kit registers.
+export { rootRunWorkflow } from './root-run-workflow';
