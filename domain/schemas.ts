@@ -61,7 +61,11 @@ export const ScriptStep: z.ZodType<ScriptStepShape> = z.lazy(() =>
         timeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
       })
       .strict(),
-    z.object({ type: z.literal('reply'), text: text(100_000) }).strict(),
+    z.object({ type: z.literal('load'), target: z.string().min(1).max(100) }).strict(),
+    z.object({ type: z.literal('list') }).strict(),
+    z
+      .object({ type: z.literal('reply'), text: text(100_000), tokens: z.number().int().min(0).optional() })
+      .strict(),
     z.object({ type: z.literal('fail'), message: text(10_000) }).strict(),
   ]),
 );
@@ -71,7 +75,9 @@ export type ScriptStepShape =
   | { type: 'spawn'; as?: string; request: SpawnRequestInput; remoteTarget?: string }
   | { type: 'send'; to: string; content: string; triggerTurn?: boolean }
   | { type: 'wait'; on: string[]; timeoutMs?: number }
-  | { type: 'reply'; text: string }
+  | { type: 'load'; target: string }
+  | { type: 'list' }
+  | { type: 'reply'; text: string; tokens?: number }
   | { type: 'fail'; message: string };
 
 /** Which kernel runs a thread's turns. The scripted kernel plays one script per turn, then repeats the last. */
@@ -107,6 +113,7 @@ export type SpawnRequestInput = z.input<typeof SpawnRequest>;
 /** SPEC S4.2: a spawn onto the worker fleet of a remote target registered in the grant. */
 export const RemoteSpawnRequest = SpawnRequest.extend({ target: name }).strict();
 export type RemoteSpawnRequest = z.infer<typeof RemoteSpawnRequest>;
+export type RemoteSpawnRequestInput = z.input<typeof RemoteSpawnRequest>;
 
 /** The result of a thread's turn. */
 export const TurnOutcome = z
@@ -151,6 +158,7 @@ export const SendMessageRequest = z
   .object({ recipient: ThreadId, content: text(100_000), triggerTurn: z.boolean().default(false) })
   .strict();
 export type SendMessageRequest = z.infer<typeof SendMessageRequest>;
+export type SendMessageRequestInput = z.input<typeof SendMessageRequest>;
 
 /** A delivered inter-agent message: host-assigned id, sender, per-recipient sequence and timestamp. */
 export const InterAgentMessage = z
@@ -250,3 +258,21 @@ export const RootRunInput = z
   })
   .strict();
 export type RootRunInput = z.infer<typeof RootRunInput>;
+
+/** `*` in a tool allow-list allows every tool the worker has. */
+export const allTools = '*';
+
+/** Whether an allow-list permits a tool. */
+export const allowsTool = (tools: readonly string[], name: string): boolean =>
+  tools.includes(allTools) || tools.includes(name);
+
+/** A child's tools: what it asks for, intersected with its parent's (SPEC S4.1); its parent's when it asks for nothing. */
+export function narrowTools(
+  parentTools: readonly string[],
+  requested: readonly string[] | undefined,
+): string[] {
+  if (!requested) return [...parentTools];
+  return requested.filter((tool) =>
+    tool === allTools ? parentTools.includes(allTools) : allowsTool(parentTools, tool),
+  );
+}

@@ -1,5 +1,6 @@
 import { loadConfig } from './config';
 import { connectWorker } from './connect';
+import { createActivities } from '../activities';
 import { createAgentWorker } from './create-worker';
 
 /** `npm run worker`: one agents-kit worker on the configured task queue, until SIGINT/SIGTERM. */
@@ -11,8 +12,11 @@ async function main(): Promise<void> {
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+      activities: createActivities(),
     });
-    console.error(`[agents-kit] worker on ${config.TEMPORAL_ADDRESS}, task queue ${config.AGENTS_KIT_TASK_QUEUE}`);
+    console.error(
+      `[agents-kit] worker on ${config.TEMPORAL_ADDRESS}, task queue ${config.AGENTS_KIT_TASK_QUEUE}`,
+    );
     await worker.run();
   } finally {
     await connection.close();

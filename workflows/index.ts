@@ -1,2 +1,3 @@
 // The worker's workflowsPath: every workflow type agents-kit registers.
+export { agentWorkflow } from './agent-workflow';
 export { rootRunWorkflow } from './root-run-workflow';

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
+import { createActivities } from '../../activities';
 import { createAgentWorker } from '../../workers/create-worker';
 
 /** A connection to the run's shared dev server, plus workers on per-test task queues, all closed by close(). */
@@ -44,7 +45,7 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
       const worker = await createAgentWorker({
         connection: nativeConnection,
         taskQueue,
-        activities,
+        activities: activities ?? createActivities(),
         workflows: { workflowBundle: { codePath: workflowBundlePath() } },
       });
       running.push({ worker, done: worker.run() });

@@ -21,7 +21,10 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
 }
 
 test('stop() ends the dev server process', async () => {
-  const server = await startDevServer({ dbFile: join(process.env.AGENTS_KIT_TEST_DIR ?? dataDir, `stop-${process.pid}.sqlite`), headless: true });
+  const server = await startDevServer({
+    dbFile: join(process.env.AGENTS_KIT_TEST_DIR ?? dataDir, `stop-${process.pid}.sqlite`),
+    headless: true,
+  });
   expect(alive(server.pid)).toBe(true);
   await server.stop();
   expect(alive(server.pid)).toBe(false);
@@ -39,8 +42,8 @@ test('a dev server outlives no owner: SIGKILL of the process that started it sto
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const [line] = await createInterface({ input: owner.stdout! })[Symbol.asyncIterator]().next().then((r) => [r.value as string]);
-  const serverPid = Number(line);
+  const lines = createInterface({ input: owner.stdout! });
+  const serverPid = Number(await new Promise<string>((done) => lines.once('line', done)));
   expect(alive(serverPid)).toBe(true);
   owner.kill('SIGKILL');
   await until(() => !alive(serverPid), 'the orphaned dev server to stop');

@@ -1,0 +1,69 @@
+import { Context } from '@temporalio/activity';
+import { z } from 'zod';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
+
+/** A user tool: a name the kernel calls it by, its zod input, and an implementation run as an activity. */
+export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: Input;
+  needsApproval?: boolean;
+  run(input: z.output<Input>): Promise<unknown>;
+}
+
+/** Defines a tool with its input type inferred from the zod schema. */
+export function defineTool<Input extends z.ZodType>(
+  definition: ToolDefinition<Input>,
+): ToolDefinition<Input> {
+  return definition;
+}
+
+/** Waits `ms`, heartbeating, and stops as soon as the activity is cancelled (an interrupt, say). */
+async function cancellableSleep(ms: number): Promise<void> {
+  const context = Context.current();
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    context.heartbeat({ remainingMs: deadline - Date.now() });
+    await Promise.race([context.sleep(Math.min(1000, deadline - Date.now())), context.cancelled]);
+  }
+}
+
+/** Tools every worker has: handy for demos and tests. */
+export const builtinTools: ToolDefinition[] = [
+  defineTool({
+    name: 'echo',
+    description: 'Returns its input unchanged.',
+    input: z.unknown(),
+    run: async (input) => input,
+  }),
+  defineTool({
+    name: 'sleep',
+    description: 'Waits the given number of milliseconds (heartbeating), then says how long it slept.',
+    input: z.object({ ms: z.number().int().min(0).max(3_600_000) }).strict(),
+    run: async ({ ms }) => {
+      await cancellableSleep(ms);
+      return `slept ${ms} ms`;
+    },
+  }),
+  defineTool({
+    name: 'word_count',
+    description: 'Counts the words of a text.',
+    input: z.object({ text: z.string() }).strict(),
+    run: async ({ text }) => text.split(/\s+/).filter(Boolean).length,
+  }),
+];
+
+/** Looks a tool up and runs it with validated input. */
+export async function runRegisteredTool(
+  tools: readonly ToolDefinition[],
+  name: string,
+  input: unknown,
+): Promise<unknown> {
+  const tool = tools.find((candidate) => candidate.name === name);
+  if (!tool)
+    throw new KitError(
+      ErrorKind.NotFound,
+      `no tool named ${name}: known tools are ${tools.map((t) => t.name).join(', ')}`,
+    );
+  return tool.run(parseInput(tool.input, input, `input of tool ${name}`));
+}

@@ -1,0 +1,265 @@
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { WaitRequest, type WaitRequestInput, type WaitResult } from '../domain/control';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { newId, parseId, type ThreadId } from '../domain/ids';
+import {
+  listThreadsQuery,
+  loadThreadQuery,
+  revokeGrantUpdate,
+  runStateQuery,
+  sendMessageUpdate,
+  spawnRemoteUpdate,
+  spawnUpdate,
+  takeRootMessagesUpdate,
+  waitUpdate,
+} from '../domain/messages';
+import type { RunSnapshot } from '../domain/run-state';
+import {
+  AgentSpec,
+  DelegationGrant,
+  RemoteSpawnRequest,
+  RootRunInput,
+  SendMessageRequest,
+  SpawnRequest,
+  type AgentThread,
+  type ControlScope,
+  type DelegationGrantInput,
+  type InterAgentMessage,
+  type RemoteSpawnRequestInput,
+  type SendMessageRequestInput,
+  type SpawnRequestInput,
+} from '../domain/schemas';
+import { searchAttributes } from '../domain/search-attributes';
+import type { rootRunWorkflow } from '../workflows/root-run-workflow';
+import { kitCall, toKitError } from './errors';
+
+/** How to attach a new root run (SPEC S3.2). */
+export interface AttachOptions {
+  /** The worker fleet's task queue. */
+  taskQueue: string;
+  /** Who attaches: must be the grant's owner. */
+  owner: string;
+  /** The root agent. */
+  root: AgentSpec;
+  /** The delegation grant; its rootThreadId, when given, must be the new root's id. */
+  grant: Omit<DelegationGrantInput, 'rootThreadId'> & { rootThreadId?: string };
+  /** The root thread id; a new one when omitted. */
+  rootThreadId?: string;
+}
+
+/** Counters of a root run, read from its durable state. */
+export interface RunCounters {
+  live: number;
+  total: number;
+  tokens: number;
+  admissionOpen: boolean;
+}
+
+/**
+ * The host of exactly one root run (SPEC S3): every caller in that run talks to the same root-run
+ * workflow, so nobody can reset its admission counters.
+ *
+ * @example
+ * const service = await ThreadService.attach(client, { taskQueue, owner: 'billing', root: { task: 'Plan' }, grant: { owner: 'billing' } });
+ * const child = await service.rootControls().spawn({ task: 'Research' });
+ */
+export class ThreadService {
+  private constructor(
+    readonly client: Client,
+    readonly rootThreadId: ThreadId,
+    readonly handle: WorkflowHandle<typeof rootRunWorkflow>,
+  ) {}
+
+  /**
+   * Starts a new root run. Rejects a second attachment (Conflict), a finished root or one that already
+   * has children (InvalidState: reopen it instead), a grant whose owner or root does not match
+   * (PermissionDenied) and an exhausted budget (QuotaExceeded).
+   */
+  static async attach(client: Client, options: AttachOptions): Promise<ThreadService> {
+    const rootThreadId = options.rootThreadId
+      ? parseId('thread', options.rootThreadId, 'rootThreadId')
+      : newId('thread', randomUUID);
+    const spec = parseInput(AgentSpec, options.root, 'root');
+    const grant = parseInput(
+      DelegationGrant,
+      { ...options.grant, rootThreadId: options.grant.rootThreadId ?? rootThreadId },
+      'grant',
+    );
+    if (grant.rootThreadId !== rootThreadId) {
+      throw new KitError(
+        ErrorKind.PermissionDenied,
+        `the grant is for root ${grant.rootThreadId}, not ${rootThreadId}`,
+      );
+    }
+    if (grant.owner !== options.owner) {
+      throw new KitError(
+        ErrorKind.PermissionDenied,
+        `the grant belongs to ${grant.owner}, not ${options.owner}`,
+      );
+    }
+    if (grant.spentTokens >= grant.budgetTokens) {
+      throw new KitError(
+        ErrorKind.QuotaExceeded,
+        `the grant's budget is exhausted: ${grant.spentTokens} of ${grant.budgetTokens} tokens spent`,
+      );
+    }
+    const taskQueue = parseInput(RootRunInput.shape.taskQueue, options.taskQueue, 'taskQueue');
+    try {
+      const handle = await client.workflow.start<typeof rootRunWorkflow>('rootRunWorkflow', {
+        taskQueue,
+        workflowId: rootThreadId,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [{ rootThreadId, spec, grant, taskQueue }],
+        typedSearchAttributes: [
+          { key: searchAttributes.rootThreadId, value: rootThreadId },
+          { key: searchAttributes.parentThreadId, value: '' },
+          { key: searchAttributes.depth, value: 0 },
+          { key: searchAttributes.name, value: spec.name ?? 'root' },
+          { key: searchAttributes.status, value: 'pending' },
+        ],
+        staticSummary: `/root: ${spec.task.length > 180 ? `${spec.task.slice(0, 179)}…` : spec.task}`,
+        staticDetails: `agents-kit root run ${rootThreadId}\n\nowner: ${grant.owner}\nmaxDepth ${grant.maxDepth} · maxConcurrent ${grant.maxConcurrent} · maxTotal ${grant.maxTotal} · budget ${grant.budgetTokens} tokens\n\ntask:\n${spec.task}`,
+      });
+      return new ThreadService(client, rootThreadId, handle);
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw toKitError(error, 'attach');
+      throw await ThreadService.explainExisting(client, rootThreadId, error);
+    }
+  }
+
+  /** A handle to an existing root run, its counters read from durable state (SPEC S3.3: recovery). */
+  static async reopen(client: Client, rootThreadId: string): Promise<ThreadService> {
+    const id = parseId('thread', rootThreadId, 'rootThreadId');
+    const handle = client.workflow.getHandle<typeof rootRunWorkflow>(id);
+    await kitCall('reopen', async () => {
+      try {
+        await handle.describe();
+      } catch (error) {
+        if (error instanceof Error && error.name === 'WorkflowNotFoundError')
+          throw new KitError(ErrorKind.NotFound, `no root run ${id}`);
+        throw error;
+      }
+    });
+    return new ThreadService(client, id, handle);
+  }
+
+  /** SPEC S3.4: the controls bound to the root thread, for the root kernel (or a backend acting as root). */
+  rootControls(): ThreadControls {
+    return new ThreadControls(this.handle, { rootId: this.rootThreadId, threadId: this.rootThreadId });
+  }
+
+  /** SPEC S3.7: the root's messages, drained in order, each once. */
+  takeRootMessages(): Promise<InterAgentMessage[]> {
+    return this.rootControls().takeRootMessages();
+  }
+
+  /** Revokes the run's grant: later spawns anywhere in the tree fail with PermissionDenied. */
+  revokeGrant(): Promise<void> {
+    const scope = { rootId: this.rootThreadId, threadId: this.rootThreadId };
+    return kitCall('revokeGrant', () => this.handle.executeUpdate(revokeGrantUpdate, { args: [scope] }));
+  }
+
+  /** The run's durable state: registry, counters, grant. */
+  snapshot(): Promise<RunSnapshot> {
+    return kitCall('snapshot', () => this.handle.query(runStateQuery));
+  }
+
+  /** Live threads, lifetime spawns and tokens used, as the root run counts them. */
+  async counters(): Promise<RunCounters> {
+    const snapshot = await this.snapshot();
+    const root = snapshot.records.find((record) => record.thread.id === this.rootThreadId)!;
+    return {
+      live: root.subtreeLive,
+      total: root.subtreeTotal,
+      tokens: root.subtreeTokens,
+      admissionOpen: snapshot.admissionOpen,
+    };
+  }
+
+  private static async explainExisting(
+    client: Client,
+    rootThreadId: ThreadId,
+    cause: Error,
+  ): Promise<KitError> {
+    const handle = client.workflow.getHandle<typeof rootRunWorkflow>(rootThreadId);
+    const description = await kitCall('attach', () => handle.describe());
+    if (description.status.name !== 'RUNNING') {
+      return new KitError(
+        ErrorKind.InvalidState,
+        `root ${rootThreadId} has already finished (${description.status.name.toLowerCase()}): it cannot be attached again`,
+        undefined,
+        { cause },
+      );
+    }
+    const snapshot = await kitCall('attach', () => handle.query(runStateQuery));
+    if (snapshot.records.length > 1) {
+      return new KitError(
+        ErrorKind.InvalidState,
+        `root ${rootThreadId} already has ${snapshot.records.length - 1} sub-agents: reopen it instead of attaching`,
+        undefined,
+        { cause },
+      );
+    }
+    return new KitError(ErrorKind.Conflict, `root ${rootThreadId} is already attached`, undefined, { cause });
+  }
+}
+
+/** The control operations of SPEC S4, bound to one caller's scope. Every error is a KitError. */
+export class ThreadControls {
+  constructor(
+    private readonly handle: WorkflowHandle<typeof rootRunWorkflow>,
+    readonly scope: ControlScope,
+  ) {}
+
+  /** SPEC S4.1. A `requestId` makes it idempotent: the same id returns the same thread. */
+  spawn(request: SpawnRequestInput): Promise<AgentThread> {
+    const parsed = parseInput(SpawnRequest, request, 'spawn request');
+    return kitCall('spawn', () => this.handle.executeUpdate(spawnUpdate, { args: [this.scope, parsed] }));
+  }
+
+  /** SPEC S4.2: spawn onto a remote target registered in the grant. */
+  spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
+    const parsed = parseInput(RemoteSpawnRequest, request, 'spawn request');
+    return kitCall('spawnRemote', () =>
+      this.handle.executeUpdate(spawnRemoteUpdate, { args: [this.scope, parsed] }),
+    );
+  }
+
+  /** SPEC S4.3: send a message; it is delivered exactly once, in per-recipient sequence order. */
+  sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage> {
+    const parsed = parseInput(SendMessageRequest, request, 'message');
+    return kitCall('sendMessage', () =>
+      this.handle.executeUpdate(sendMessageUpdate, { args: [this.scope, parsed] }),
+    );
+  }
+
+  /** SPEC S4.4: the thread, or null when it is not in the caller's subtree. */
+  loadThread(threadId: string): Promise<AgentThread | null> {
+    const id = parseId('thread', threadId, 'threadId');
+    return kitCall('loadThread', () => this.handle.query(loadThreadQuery, this.scope, id));
+  }
+
+  /** SPEC S4.4: the caller's subtree. */
+  listThreads(): Promise<AgentThread[]> {
+    return kitCall('listThreads', () => this.handle.query(listThreadsQuery, this.scope));
+  }
+
+  /** SPEC S4.7: the threads' latest turns once one ends a turn or is terminal; `timedOut` otherwise. */
+  wait(request: WaitRequestInput): Promise<WaitResult> {
+    const parsed = parseInput(WaitRequest, request, 'wait request');
+    return kitCall('wait', () => this.handle.executeUpdate(waitUpdate, { args: [this.scope, parsed] }));
+  }
+
+  /** SPEC S3.7 (root scope only). */
+  takeRootMessages(): Promise<InterAgentMessage[]> {
+    return kitCall('takeRootMessages', () =>
+      this.handle.executeUpdate(takeRootMessagesUpdate, { args: [this.scope] }),
+    );
+  }
+}

@@ -1,0 +1,477 @@
+import { z } from 'zod';
+import { ErrorKind, KitError, parseInput } from './errors';
+import { parseId, relatedId, ThreadId } from './ids';
+import {
+  AgentLimits,
+  AgentThread,
+  ControlScope,
+  DelegationGrant,
+  InterAgentMessage,
+  isTerminal,
+  narrowTools,
+  SendMessageRequest,
+  SpawnRequest,
+  ThreadStatus,
+  TurnOutcome,
+} from './schemas';
+
+/** What the host keeps per thread beyond its public shape: effective limits and subtree counters. */
+export const ThreadRecord = z
+  .object({
+    thread: AgentThread,
+    /** Limits for this thread's subtree; maxDepth is an absolute depth. */
+    limits: AgentLimits,
+    /** Live (non-terminal) descendants, lifetime descendants, and tokens used by the subtree (self included). */
+    subtreeLive: z.number().int().min(0),
+    subtreeTotal: z.number().int().min(0),
+    subtreeTokens: z.number().int().min(0),
+    /** Canonical form of the admitted spawn request, for idempotency and reconcile. */
+    fingerprint: z.string(),
+  })
+  .strict();
+export type ThreadRecord = z.infer<typeof ThreadRecord>;
+
+/** Everything a root run must carry through continue-as-new (SPEC S3.1, S7.3). */
+export const RunSnapshot = z
+  .object({
+    schemaVersion: z.literal(1),
+    grant: DelegationGrant,
+    records: z.array(ThreadRecord),
+    requestIndex: z.record(z.string(), z.object({ fingerprint: z.string(), threadId: ThreadId }).strict()),
+    recipientSeq: z.record(z.string(), z.number().int().min(0)),
+    rootMailbox: z.array(InterAgentMessage),
+    admissionOpen: z.boolean(),
+  })
+  .strict();
+export type RunSnapshot = z.infer<typeof RunSnapshot>;
+
+/** Where a newly admitted thread runs. */
+export interface Placement {
+  threadId: ThreadId;
+  taskQueue: string;
+  remoteTarget?: string;
+  now: string;
+}
+
+/** The outcome of an admission: the thread, and whether it already existed (same request id). */
+export interface Admission {
+  record: ThreadRecord;
+  existing: boolean;
+  request: SpawnRequest;
+}
+
+const denied = (message: string) => new KitError(ErrorKind.PermissionDenied, message);
+const quota = (message: string, details?: unknown) => new KitError(ErrorKind.QuotaExceeded, message, details);
+
+/** JSON with sorted object keys, so equal requests have equal fingerprints whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, entry]) => entry !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The state of one root run: thread registry, admission counters, grant, mailbox sequencing and the root
+ * mailbox (SPEC S3, S4.1–S4.4). Pure and synchronous, so every admission decision is made in one
+ * workflow activation and concurrent callers can never over-admit.
+ */
+export class RootRunState {
+  private readonly records = new Map<string, ThreadRecord>();
+  private readonly requestIndex: RunSnapshot['requestIndex'];
+  private readonly recipientSeq: RunSnapshot['recipientSeq'];
+  private rootMailbox: InterAgentMessage[];
+  private admissionOpen: boolean;
+  private currentGrant: DelegationGrant;
+  readonly rootId: ThreadId;
+
+  constructor(snapshot: RunSnapshot) {
+    this.currentGrant = snapshot.grant;
+    this.rootId = snapshot.grant.rootThreadId;
+    for (const record of snapshot.records) this.records.set(record.thread.id, record);
+    this.requestIndex = { ...snapshot.requestIndex };
+    this.recipientSeq = { ...snapshot.recipientSeq };
+    this.rootMailbox = [...snapshot.rootMailbox];
+    this.admissionOpen = snapshot.admissionOpen;
+  }
+
+  /** A new run whose only thread is the root. */
+  static create(options: {
+    grant: DelegationGrant;
+    name?: string;
+    task: string;
+    tools: string[];
+    taskQueue: string;
+    now: string;
+  }): RootRunState {
+    const { grant } = options;
+    const root: AgentThread = {
+      id: grant.rootThreadId,
+      rootId: grant.rootThreadId,
+      parentId: null,
+      conversationId: relatedId('conversation', grant.rootThreadId),
+      name: options.name ?? 'root',
+      path: '/root',
+      depth: 0,
+      status: 'pending',
+      taskQueue: options.taskQueue,
+      task: options.task,
+      tools: options.tools,
+      turnsStarted: 0,
+      turnsCompleted: 0,
+      createdAt: options.now,
+      updatedAt: options.now,
+    };
+    const limits = {
+      maxDepth: grant.maxDepth,
+      maxConcurrent: grant.maxConcurrent,
+      maxTotal: grant.maxTotal,
+      budgetTokens: grant.budgetTokens,
+    };
+    return new RootRunState({
+      schemaVersion: 1,
+      grant,
+      records: [
+        {
+          thread: root,
+          limits,
+          subtreeLive: 0,
+          subtreeTotal: 0,
+          subtreeTokens: grant.spentTokens,
+          fingerprint: '',
+        },
+      ],
+      requestIndex: {},
+      recipientSeq: {},
+      rootMailbox: [],
+      admissionOpen: true,
+    });
+  }
+
+  snapshot(): RunSnapshot {
+    return {
+      schemaVersion: 1,
+      grant: this.grant,
+      records: [...this.records.values()],
+      requestIndex: { ...this.requestIndex },
+      recipientSeq: { ...this.recipientSeq },
+      rootMailbox: [...this.rootMailbox],
+      admissionOpen: this.admissionOpen,
+    };
+  }
+
+  get grant(): DelegationGrant {
+    return this.currentGrant;
+  }
+
+  /** Revokes the grant: no more spawns in this run. Only the root's scope may. */
+  revokeGrant(scope: ControlScope): void {
+    const caller = this.caller(scope);
+    if (caller.thread.id !== this.rootId)
+      throw denied(`only the root may revoke the grant, not ${caller.thread.path}`);
+    this.currentGrant = { ...this.currentGrant, revoked: true };
+  }
+
+  get root(): AgentThread {
+    return this.records.get(this.rootId)!.thread;
+  }
+
+  /** Live threads below the root, lifetime spawns, tokens used: the counters admission checks. */
+  get counters(): { live: number; total: number; tokens: number } {
+    const root = this.records.get(this.rootId)!;
+    return { live: root.subtreeLive, total: root.subtreeTotal, tokens: root.subtreeTokens };
+  }
+
+  get isAdmissionOpen(): boolean {
+    return this.admissionOpen;
+  }
+
+  closeAdmission(): void {
+    this.admissionOpen = false;
+  }
+
+  record(threadId: string): ThreadRecord | undefined {
+    return this.records.get(threadId);
+  }
+
+  threads(): AgentThread[] {
+    return [...this.records.values()].map((record) => record.thread);
+  }
+
+  /** The calling thread for a scope; the scope must belong to this run and name one of its threads. */
+  caller(rawScope: ControlScope): ThreadRecord {
+    const scope = parseInput(ControlScope, rawScope, 'scope');
+    if (scope.rootId !== this.rootId)
+      throw denied(`scope belongs to root run ${scope.rootId}, not ${this.rootId}`);
+    const record = this.records.get(scope.threadId);
+    if (!record) throw denied(`thread ${scope.threadId} is not part of root run ${this.rootId}`);
+    return record;
+  }
+
+  /** Whether `ancestorId` is `threadId` itself or one of its ancestors. */
+  isSelfOrAncestor(ancestorId: string, threadId: string): boolean {
+    for (let current = this.records.get(threadId); current; current = this.parentOf(current)) {
+      if (current.thread.id === ancestorId) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Admits a spawn (SPEC S4.1): idempotent per request id, then root open, grant not revoked, and for
+   * the caller and every ancestor: depth, live threads, lifetime spawns and budget within limits.
+   */
+  admit(scope: ControlScope, rawRequest: unknown, placement: Placement): Admission {
+    const request = parseInput(SpawnRequest, rawRequest, 'spawn request');
+    const parent = this.caller(scope);
+    const { requestId, ...body } = request;
+    const fingerprint = canonicalJson({
+      caller: parent.thread.id,
+      remoteTarget: placement.remoteTarget ?? null,
+      request: body,
+    });
+    if (requestId) {
+      const seen = this.requestIndex[requestId];
+      if (seen) {
+        if (seen.fingerprint !== fingerprint) {
+          throw new KitError(
+            ErrorKind.Conflict,
+            `request ${requestId} was already used for a different spawn request`,
+            {
+              requestId,
+              threadId: seen.threadId,
+            },
+          );
+        }
+        return { record: this.records.get(seen.threadId)!, existing: true, request };
+      }
+    }
+    if (!this.admissionOpen)
+      throw new KitError(ErrorKind.Closed, `root run ${this.rootId} is shut down: no more spawns`);
+    if (this.grant.revoked) throw denied(`the delegation grant of root run ${this.rootId} is revoked`);
+    if (isTerminal(parent.thread.status)) {
+      throw new KitError(
+        ErrorKind.Closed,
+        `thread ${parent.thread.path} is ${parent.thread.status}: it cannot spawn`,
+      );
+    }
+    const depth = parent.thread.depth + 1;
+    for (let limiter: ThreadRecord | undefined = parent; limiter; limiter = this.parentOf(limiter)) {
+      const where = limiter.thread.id === this.rootId ? 'root run' : `subtree ${limiter.thread.path}`;
+      const { limits } = limiter;
+      if (depth > limits.maxDepth) {
+        throw quota(`maxDepth ${limits.maxDepth} reached: thread ${parent.thread.path} cannot spawn`, {
+          limit: 'maxDepth',
+          value: limits.maxDepth,
+        });
+      }
+      if (limiter.subtreeLive >= limits.maxConcurrent) {
+        throw quota(
+          `maxConcurrent ${limits.maxConcurrent} reached in ${where}: ${limiter.subtreeLive} threads are live`,
+          {
+            limit: 'maxConcurrent',
+            value: limits.maxConcurrent,
+          },
+        );
+      }
+      if (limiter.subtreeTotal >= limits.maxTotal) {
+        throw quota(`maxTotal ${limits.maxTotal} reached in ${where}: no more spawns in its lifetime`, {
+          limit: 'maxTotal',
+          value: limits.maxTotal,
+        });
+      }
+      if (limiter.subtreeTokens >= limits.budgetTokens) {
+        throw quota(`token budget ${limits.budgetTokens} exhausted in ${where}`, {
+          limit: 'budgetTokens',
+          value: limits.budgetTokens,
+        });
+      }
+    }
+    const name = request.name ?? `agent-${this.counters.total + 1}`;
+    const sibling = this.threads().find(
+      (thread) => thread.parentId === parent.thread.id && thread.name === name && !isTerminal(thread.status),
+    );
+    if (sibling)
+      throw new KitError(ErrorKind.Conflict, `${parent.thread.path} already has a live child named ${name}`);
+    const requested = request.limits ?? {};
+    const limits: AgentLimits = {
+      maxDepth: Math.min(
+        parent.limits.maxDepth,
+        requested.maxDepth === undefined ? Infinity : depth + requested.maxDepth,
+      ),
+      maxConcurrent: Math.min(parent.limits.maxConcurrent, requested.maxConcurrent ?? Infinity),
+      maxTotal: Math.min(parent.limits.maxTotal, requested.maxTotal ?? Infinity),
+      budgetTokens: Math.min(parent.limits.budgetTokens, requested.budgetTokens ?? Infinity),
+    };
+    const thread: AgentThread = {
+      id: placement.threadId,
+      rootId: this.rootId,
+      parentId: parent.thread.id,
+      conversationId: relatedId('conversation', placement.threadId),
+      name,
+      path: `${parent.thread.path}/${name}`,
+      depth,
+      status: 'pending',
+      taskQueue: placement.taskQueue,
+      ...(placement.remoteTarget ? { remoteTarget: placement.remoteTarget } : {}),
+      task: request.task,
+      // A child never gets a tool its parent lacks.
+      tools: narrowTools(parent.thread.tools, request.tools),
+      turnsStarted: 0,
+      turnsCompleted: 0,
+      createdAt: placement.now,
+      updatedAt: placement.now,
+    };
+    const record: ThreadRecord = {
+      thread,
+      limits,
+      subtreeLive: 0,
+      subtreeTotal: 0,
+      subtreeTokens: 0,
+      fingerprint,
+    };
+    this.records.set(thread.id, record);
+    for (let ancestor: ThreadRecord | undefined = parent; ancestor; ancestor = this.parentOf(ancestor)) {
+      ancestor.subtreeLive += 1;
+      ancestor.subtreeTotal += 1;
+    }
+    if (requestId) this.requestIndex[requestId] = { fingerprint, threadId: thread.id };
+    return { record, existing: false, request };
+  }
+
+  /** The remote target's task queue, or PermissionDenied for a target the grant does not register. */
+  remoteTaskQueue(target: string): string {
+    const registered = this.grant.remoteTargets[target];
+    if (!registered)
+      throw denied(`remote target ${target} is not registered in the grant of root run ${this.rootId}`);
+    return registered.taskQueue;
+  }
+
+  /**
+   * Assigns a message its id, sequence number and timestamp (SPEC S4.3). Allowed recipients: the
+   * caller's ancestors and descendants; the root may message any thread of its run.
+   */
+  prepareMessage(
+    scope: ControlScope,
+    rawRequest: unknown,
+    messageId: `message_${string}`,
+    now: string,
+  ): InterAgentMessage {
+    const request = parseInput(SendMessageRequest, rawRequest, 'message');
+    const sender = this.caller(scope);
+    if (isTerminal(sender.thread.status)) {
+      throw new KitError(
+        ErrorKind.Closed,
+        `thread ${sender.thread.path} is ${sender.thread.status}: it cannot send messages`,
+      );
+    }
+    const recipient = this.records.get(request.recipient);
+    const related =
+      recipient &&
+      recipient.thread.id !== sender.thread.id &&
+      (sender.thread.id === this.rootId ||
+        this.isSelfOrAncestor(recipient.thread.id, sender.thread.id) ||
+        this.isSelfOrAncestor(sender.thread.id, recipient.thread.id));
+    if (!recipient || !related) {
+      throw denied(
+        `thread ${sender.thread.path} may only message its ancestors and descendants, not ${request.recipient}`,
+      );
+    }
+    if (isTerminal(recipient.thread.status)) {
+      throw new KitError(
+        ErrorKind.Closed,
+        `thread ${recipient.thread.path} is ${recipient.thread.status}: it takes no more messages`,
+      );
+    }
+    const seq = (this.recipientSeq[recipient.thread.id] ?? 0) + 1;
+    this.recipientSeq[recipient.thread.id] = seq;
+    const message: InterAgentMessage = {
+      id: messageId,
+      sender: sender.thread.id,
+      recipient: recipient.thread.id,
+      seq,
+      content: request.content,
+      triggerTurn: request.triggerTurn,
+      sentAt: now,
+    };
+    if (recipient.thread.id === this.rootId) this.rootMailbox.push(message);
+    return message;
+  }
+
+  /** SPEC S3.7: drain the root mailbox in order, once. Only the root's scope may. */
+  takeRootMessages(scope: ControlScope): InterAgentMessage[] {
+    const caller = this.caller(scope);
+    if (caller.thread.id !== this.rootId)
+      throw denied(`only the root may take the root's messages, not ${caller.thread.path}`);
+    const drained = this.rootMailbox;
+    this.rootMailbox = [];
+    return drained;
+  }
+
+  /** Root messages not yet taken, without taking them. */
+  pendingRootMessages(): readonly InterAgentMessage[] {
+    return this.rootMailbox;
+  }
+
+  /** SPEC S4.4: the thread if it is in the caller's subtree, null otherwise (existence is not leaked). */
+  load(scope: ControlScope, threadId: unknown): AgentThread | null {
+    const caller = this.caller(scope);
+    const id = parseId('thread', threadId, 'threadId');
+    const record = this.records.get(id);
+    return record && this.isSelfOrAncestor(caller.thread.id, id) ? record.thread : null;
+  }
+
+  /** SPEC S4.4: the caller's subtree, the caller first, then in spawn order. */
+  list(scope: ControlScope): AgentThread[] {
+    const caller = this.caller(scope);
+    return this.threads().filter((thread) => this.isSelfOrAncestor(caller.thread.id, thread.id));
+  }
+
+  /** A turn of `threadId` started. Events about terminal threads or older turns are ignored. */
+  turnStarted(threadId: string, turn: number, at: string): void {
+    const record = this.records.get(threadId);
+    if (!record || isTerminal(record.thread.status) || turn <= record.thread.turnsStarted) return;
+    record.thread = { ...record.thread, status: 'running', turnsStarted: turn, updatedAt: at };
+  }
+
+  /** A turn ended; its tokens are charged to the thread's subtree and every ancestor's. */
+  turnEnded(threadId: string, outcome: TurnOutcome, nextStatus: 'idle' | 'running'): void {
+    const record = this.records.get(threadId);
+    if (!record || isTerminal(record.thread.status) || outcome.turn <= record.thread.turnsCompleted) return;
+    record.thread = {
+      ...record.thread,
+      status: nextStatus,
+      turnsStarted: Math.max(record.thread.turnsStarted, outcome.turn),
+      turnsCompleted: outcome.turn,
+      latestTurn: outcome,
+      ...(outcome.turn === 1 ? { firstTurn: outcome } : {}),
+      updatedAt: outcome.endedAt,
+    };
+    for (let charged: ThreadRecord | undefined = record; charged; charged = this.parentOf(charged)) {
+      charged.subtreeTokens += outcome.tokens;
+    }
+  }
+
+  /** A message with triggerTurn went to `threadId`: an idle thread is running again from now on. */
+  turnRequested(threadId: string): void {
+    const record = this.records.get(threadId);
+    if (record?.thread.status === 'idle') record.thread = { ...record.thread, status: 'running' };
+  }
+
+  /** A thread reached a terminal status: it no longer counts as live anywhere above it. */
+  threadEnded(threadId: string, status: ThreadStatus, at: string): void {
+    const record = this.records.get(threadId);
+    if (!record || isTerminal(record.thread.status) || !isTerminal(status)) return;
+    record.thread = { ...record.thread, status, updatedAt: at };
+    for (let ancestor = this.parentOf(record); ancestor; ancestor = this.parentOf(ancestor)) {
+      ancestor.subtreeLive -= 1;
+    }
+  }
+
+  private parentOf(record: ThreadRecord): ThreadRecord | undefined {
+    return record.thread.parentId ? this.records.get(record.thread.parentId) : undefined;
+  }
+}

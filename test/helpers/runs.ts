@@ -1,0 +1,60 @@
+import type { Client } from '@temporalio/client';
+import { ThreadService, type AttachOptions } from '../../client/thread-service';
+import { KitError } from '../../domain/errors';
+import type { AgentThread } from '../../domain/schemas';
+
+/** Attaches a root run owned by `tests`, with a long idle timeout unless the test says otherwise. */
+export function attachRun(
+  client: Client,
+  taskQueue: string,
+  overrides: Partial<AttachOptions> = {},
+): Promise<ThreadService> {
+  return ThreadService.attach(client, {
+    taskQueue,
+    owner: 'tests',
+    root: { task: 'coordinate the test', name: 'root' },
+    ...overrides,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, ...overrides.grant },
+  });
+}
+
+/** The KitError a promise rejects with (fails the test when it resolves or rejects with something else). */
+export async function kitErrorOf(promise: Promise<unknown>): Promise<KitError> {
+  const outcome = await promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  if (!('error' in outcome)) throw new Error(`expected a KitError, got ${JSON.stringify(outcome.value)}`);
+  if (!(outcome.error instanceof KitError)) throw outcome.error;
+  return outcome.error;
+}
+
+/** Polls `read` until `accept` holds (the server is eventually consistent for some reads). */
+export async function eventually<Value>(
+  read: () => Promise<Value>,
+  accept: (value: Value) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<Value> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`gave up waiting for ${what}; last value: ${JSON.stringify(value)?.slice(0, 2000)}`);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+/** Waits (through the root's wait operation) until the thread has completed `turns` turns. */
+export async function untilTurns(
+  service: ThreadService,
+  threadId: string,
+  turns: number,
+): Promise<AgentThread> {
+  return eventually(
+    async () => (await service.rootControls().loadThread(threadId))!,
+    (thread) => thread.turnsCompleted >= turns && thread.status !== 'running',
+    `${threadId} to complete ${turns} turn(s)`,
+  );
+}

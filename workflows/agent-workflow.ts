@@ -1,0 +1,128 @@
+import {
+  allHandlersFinished,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import {
+  AgentInput,
+  ControlRequest,
+  type ControlOperationInput,
+  type ControlResponse,
+  type ThreadEvent,
+} from '../domain/control';
+import { isErrorKind, KitError, parseInput } from '../domain/errors';
+import { Mailbox } from '../domain/mailbox';
+import {
+  controlRequestSignal,
+  controlResponseSignal,
+  deliverMessageSignal,
+  mailboxQuery,
+  threadEventSignal,
+} from '../domain/messages';
+import { InterAgentMessage, type AgentThread, type ThreadStatus } from '../domain/schemas';
+import { searchAttributes } from '../domain/search-attributes';
+import { asFailure } from './failures';
+import type { AgentControls } from './kernel';
+import { kernelFor } from './kernels';
+import { ThreadLoop } from './thread-runtime';
+
+/**
+ * One sub-agent (SPEC S4.9): runs its turns, receives its messages in sequence order, and asks its
+ * root run for every control operation, so admission and routing stay in one place (SPEC S3.1).
+ */
+export async function agentWorkflow(rawInput: AgentInput): Promise<AgentThread> {
+  let input: AgentInput;
+  try {
+    input = parseInput(AgentInput, rawInput, 'agent input');
+  } catch (error) {
+    throw asFailure(error);
+  }
+  let thread = input.thread;
+  const root = getExternalWorkflowHandle(thread.rootId);
+  const mailbox = new Mailbox();
+  const responses = new Map<string, ControlResponse>();
+  const outgoing = new Set<Promise<void>>();
+  let operations = 0;
+
+  const send = (work: Promise<void>) => {
+    const tracked = work.catch((error: unknown) =>
+      log.warn('signal to root run failed', { error: String(error) }),
+    );
+    outgoing.add(tracked);
+    void tracked.finally(() => outgoing.delete(tracked));
+  };
+  const report = (event: ThreadEvent) => send(root.signal(threadEventSignal, event));
+  const setStatus = (status: ThreadStatus, detail: string) => {
+    thread = { ...thread, status, updatedAt: new Date().toISOString() };
+    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+    setCurrentDetails(`**${status}** · ${thread.path} · ${detail}`);
+  };
+
+  const call = async (operation: ControlOperationInput): Promise<unknown> => {
+    const operationId = `${thread.id}/${++operations}`;
+    const request: ControlRequest = {
+      callerId: thread.id,
+      operationId,
+      operation: operation as ControlRequest['operation'],
+    };
+    await root.signal(controlRequestSignal, request);
+    await condition(() => responses.has(operationId));
+    const response = responses.get(operationId)!;
+    responses.delete(operationId);
+    if (response.error) {
+      const kind = isErrorKind(response.error.kind) ? response.error.kind : 'InvalidState';
+      throw new KitError(kind, response.error.message, response.error.details);
+    }
+    return response.result;
+  };
+  const controls: AgentControls = {
+    spawn: async (request) => (await call({ type: 'spawn', request })) as AgentThread,
+    spawnRemote: async (request) => (await call({ type: 'spawn-remote', request })) as AgentThread,
+    sendMessage: async (request) => (await call({ type: 'send-message', request })) as InterAgentMessage,
+    loadThread: async (threadId) => (await call({ type: 'load-thread', threadId })) as AgentThread | null,
+    listThreads: async () => (await call({ type: 'list-threads' })) as AgentThread[],
+    wait: async (request) =>
+      (await call({ type: 'wait', request })) as Awaited<ReturnType<AgentControls['wait']>>,
+  };
+
+  const loop = new ThreadLoop(
+    () => thread,
+    {
+      kernel: kernelFor(input.spec),
+      controls,
+      takeInbox: (turn) => mailbox.take(turn),
+      turnStarted: (turn, at) => {
+        setStatus('running', `turn ${turn}`);
+        report({ type: 'turn-start', threadId: thread.id, turn, at });
+      },
+      turnEnded: (outcome, nextStatus) => {
+        setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`);
+        report({ type: 'turn-end', threadId: thread.id, outcome, nextStatus });
+      },
+    },
+    { turn: 0, turnRequested: true, memory: {} },
+  );
+
+  setHandler(deliverMessageSignal, (raw) => {
+    const parsed = InterAgentMessage.safeParse(raw);
+    if (!parsed.success || parsed.data.recipient !== thread.id) {
+      log.warn('dropped a malformed delivery', { threadId: thread.id });
+      return;
+    }
+    if (mailbox.accept(parsed.data).some((message) => message.triggerTurn)) loop.requestTurn();
+  });
+  setHandler(controlResponseSignal, (response) => {
+    responses.set(response.operationId, response);
+  });
+  setHandler(mailboxQuery, () => ({ received: mailbox.view() }));
+
+  await loop.run(input.idleTimeoutMs);
+  setStatus('completed', 'idle timeout reached');
+  report({ type: 'thread-end', threadId: thread.id, status: 'completed', at: thread.updatedAt });
+  await condition(() => outgoing.size === 0 && allHandlersFinished());
+  return thread;
+}

@@ -1,0 +1,45 @@
+import type { WaitRequestInput, WaitResult } from '../domain/control';
+import type {
+  AgentThread,
+  InterAgentMessage,
+  RemoteSpawnRequestInput,
+  SendMessageRequestInput,
+  SpawnRequestInput,
+} from '../domain/schemas';
+
+/**
+ * The control operations of SPEC S4, bound to the calling thread's scope. The scope is fixed by the
+ * host when the controls are made; nothing a kernel passes can change who is calling.
+ */
+export interface AgentControls {
+  spawn(request: SpawnRequestInput): Promise<AgentThread>;
+  spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread>;
+  sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage>;
+  loadThread(threadId: string): Promise<AgentThread | null>;
+  listThreads(): Promise<AgentThread[]>;
+  wait(request: WaitRequestInput): Promise<WaitResult>;
+}
+
+/** What a kernel gets for one turn. */
+export interface TurnContext {
+  thread: AgentThread;
+  turn: number;
+  /** Messages delivered since the last turn, in sequence order, as structured envelopes (SPEC S6.2). */
+  inbox: InterAgentMessage[];
+  controls: AgentControls;
+  /** Runs a user tool as an activity. */
+  runTool(name: string, input: unknown): Promise<unknown>;
+  /** Durable per-thread memory of the kernel (carried through continue-as-new). */
+  memory: Record<string, string>;
+}
+
+/** A turn's final answer and the tokens it used. */
+export interface TurnAnswer {
+  text: string;
+  tokens: number;
+}
+
+/** Runs one turn of a thread (SPEC S1 "kernel"): model calls and tool calls until a final answer. */
+export interface Kernel {
+  runTurn(context: TurnContext): Promise<TurnAnswer>;
+}

@@ -1,0 +1,85 @@
+import { ErrorKind, KitError } from '../domain/errors';
+import type { KernelSpec, ScriptStepShape } from '../domain/schemas';
+import type { Kernel, TurnAnswer, TurnContext } from './kernel';
+
+type ScriptedSpec = Extract<KernelSpec, { type: 'scripted' }>;
+
+/**
+ * The deterministic kernel: turn n plays script n (the last script repeats). `send.to` and `wait.on`
+ * name `parent`, `root`, `self`, a label given by an earlier `spawn … as`, or a thread id. `{{last}}` in
+ * a text is the previous step's result (text, or JSON), `{{inbox}}` the contents of this turn's messages.
+ * `reply.tokens` stands in for a model's token usage, so budgets can be exercised without a model.
+ */
+export class ScriptedKernel implements Kernel {
+  constructor(private readonly spec: ScriptedSpec) {}
+
+  async runTurn(context: TurnContext): Promise<TurnAnswer> {
+    const script = this.spec.turns[Math.min(context.turn, this.spec.turns.length) - 1] ?? [];
+    let last = '';
+    for (const step of script as ScriptStepShape[]) {
+      const fill = (text: string) =>
+        text
+          .replaceAll('{{last}}', last)
+          .replaceAll('{{inbox}}', context.inbox.map((message) => message.content).join('\n'));
+      switch (step.type) {
+        case 'tool':
+          last = render(await context.runTool(step.tool, step.input));
+          break;
+        case 'spawn': {
+          const thread = step.remoteTarget
+            ? await context.controls.spawnRemote({ ...step.request, target: step.remoteTarget })
+            : await context.controls.spawn(step.request);
+          if (step.as) context.memory[`label:${step.as}`] = thread.id;
+          last = thread.id;
+          break;
+        }
+        case 'send':
+          last = (
+            await context.controls.sendMessage({
+              recipient: resolve(context, step.to),
+              content: fill(step.content),
+              triggerTurn: step.triggerTurn ?? false,
+            })
+          ).id;
+          break;
+        case 'wait': {
+          const result = await context.controls.wait({
+            threadIds: step.on.map((target) => resolve(context, target)),
+            timeoutMs: step.timeoutMs ?? 30_000,
+          });
+          last = result.timedOut
+            ? 'timed out'
+            : result.outcomes.map((outcome) => outcome.latestTurn?.result ?? outcome.status).join('\n');
+          break;
+        }
+        case 'load':
+          last = render(await context.controls.loadThread(resolve(context, step.target)));
+          break;
+        case 'list':
+          last = render((await context.controls.listThreads()).map((thread) => thread.path));
+          break;
+        case 'reply':
+          return { text: fill(step.text), tokens: step.tokens ?? 0 };
+        case 'fail':
+          throw new KitError(ErrorKind.InvalidState, fill(step.message));
+      }
+    }
+    return { text: last, tokens: 0 };
+  }
+}
+
+function resolve(context: TurnContext, target: string): string {
+  switch (target) {
+    case 'self':
+      return context.thread.id;
+    case 'root':
+      return context.thread.rootId;
+    case 'parent':
+      return context.thread.parentId ?? context.thread.id;
+    default:
+      return context.memory[`label:${target}`] ?? target;
+  }
+}
+
+const render = (value: unknown): string =>
+  typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null');
