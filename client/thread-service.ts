@@ -5,7 +5,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { WaitRequest, type WaitRequestInput, type WaitResult } from '../domain/control';
+import { unwrapAnswer, WaitRequest, type WaitRequestInput, type WaitResult } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
@@ -218,13 +218,13 @@ export class ThreadControls {
   ) {}
 
   /** SPEC S4.1. A `requestId` makes it idempotent: the same id returns the same thread. */
-  spawn(request: SpawnRequestInput): Promise<AgentThread> {
+  async spawn(request: SpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(SpawnRequest, request, 'spawn request');
     return kitCall('spawn', () => this.handle.executeUpdate(spawnUpdate, { args: [this.scope, parsed] }));
   }
 
   /** SPEC S4.2: spawn onto a remote target registered in the grant. */
-  spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
+  async spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(RemoteSpawnRequest, request, 'spawn request');
     return kitCall('spawnRemote', () =>
       this.handle.executeUpdate(spawnRemoteUpdate, { args: [this.scope, parsed] }),
@@ -232,7 +232,7 @@ export class ThreadControls {
   }
 
   /** SPEC S4.3: send a message; it is delivered exactly once, in per-recipient sequence order. */
-  sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage> {
+  async sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage> {
     const parsed = parseInput(SendMessageRequest, request, 'message');
     return kitCall('sendMessage', () =>
       this.handle.executeUpdate(sendMessageUpdate, { args: [this.scope, parsed] }),
@@ -240,24 +240,26 @@ export class ThreadControls {
   }
 
   /** SPEC S4.4: the thread, or null when it is not in the caller's subtree. */
-  loadThread(threadId: string): Promise<AgentThread | null> {
+  async loadThread(threadId: string): Promise<AgentThread | null> {
     const id = parseId('thread', threadId, 'threadId');
-    return kitCall('loadThread', () => this.handle.query(loadThreadQuery, this.scope, id));
+    return unwrapAnswer(
+      await kitCall('loadThread', () => this.handle.query(loadThreadQuery, this.scope, id)),
+    );
   }
 
   /** SPEC S4.4: the caller's subtree. */
-  listThreads(): Promise<AgentThread[]> {
-    return kitCall('listThreads', () => this.handle.query(listThreadsQuery, this.scope));
+  async listThreads(): Promise<AgentThread[]> {
+    return unwrapAnswer(await kitCall('listThreads', () => this.handle.query(listThreadsQuery, this.scope)));
   }
 
   /** SPEC S4.7: the threads' latest turns once one ends a turn or is terminal; `timedOut` otherwise. */
-  wait(request: WaitRequestInput): Promise<WaitResult> {
+  async wait(request: WaitRequestInput): Promise<WaitResult> {
     const parsed = parseInput(WaitRequest, request, 'wait request');
     return kitCall('wait', () => this.handle.executeUpdate(waitUpdate, { args: [this.scope, parsed] }));
   }
 
   /** SPEC S3.7 (root scope only). */
-  takeRootMessages(): Promise<InterAgentMessage[]> {
+  async takeRootMessages(): Promise<InterAgentMessage[]> {
     return kitCall('takeRootMessages', () =>
       this.handle.executeUpdate(takeRootMessagesUpdate, { args: [this.scope] }),
     );

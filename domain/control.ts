@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorKind, isErrorKind, KitError } from './errors';
 import { ThreadId } from './ids';
 import {
   AgentSpec,
@@ -117,3 +118,53 @@ export const AgentInput = z
 export type AgentInput = z.infer<typeof AgentInput>;
 
 export type { DelegationGrant };
+
+/** A serialised KitError. */
+export interface ErrorAnswer {
+  kind: string;
+  message: string;
+  details?: unknown;
+}
+
+/**
+ * What a query returns: Temporal reports a throwing query handler as an untyped error, so queries
+ * answer with a value or the KitError they would have thrown.
+ */
+export type QueryAnswer<Value> = { ok: true; value: Value } | { ok: false; error: ErrorAnswer };
+
+/** Runs a query's body, answering its KitError as a value. */
+export function answerQuery<Value>(read: () => Value): QueryAnswer<Value> {
+  try {
+    return { ok: true, value: read() };
+  } catch (error) {
+    return { ok: false, error: errorAnswer(error) };
+  }
+}
+
+/** The serialised form of a KitError (anything else becomes InvalidState). */
+export function errorAnswer(error: unknown): ErrorAnswer {
+  const kitError =
+    error instanceof KitError
+      ? error
+      : new KitError(ErrorKind.InvalidState, `internal error: ${String(error)}`);
+  return {
+    kind: kitError.kind,
+    message: kitError.message,
+    ...(kitError.details === undefined ? {} : { details: kitError.details }),
+  };
+}
+
+/** The KitError a serialised error stands for. */
+export function fromErrorAnswer(answer: ErrorAnswer): KitError {
+  return new KitError(
+    isErrorKind(answer.kind) ? answer.kind : ErrorKind.InvalidState,
+    answer.message,
+    answer.details,
+  );
+}
+
+/** The value of a query answer, or its KitError thrown. */
+export function unwrapAnswer<Value>(answer: QueryAnswer<Value>): Value {
+  if (answer.ok) return answer.value;
+  throw fromErrorAnswer(answer.error);
+}

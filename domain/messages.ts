@@ -1,5 +1,12 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ControlRequest, ControlResponse, ThreadEvent, WaitRequest, WaitResult } from './control';
+import type {
+  ControlRequest,
+  ControlResponse,
+  QueryAnswer,
+  ThreadEvent,
+  WaitRequest,
+  WaitResult,
+} from './control';
 import type {
   AgentThread,
   ControlScope,
@@ -31,9 +38,11 @@ export const waitUpdate = defineUpdate<WaitResult, [ControlScope, WaitRequest]>(
 export const revokeGrantUpdate = defineUpdate<void, [ControlScope]>('revoke-grant');
 
 /** SPEC S4.4: one thread as the caller may see it, or null. */
-export const loadThreadQuery = defineQuery<AgentThread | null, [ControlScope, string]>('load-thread');
+export const loadThreadQuery = defineQuery<QueryAnswer<AgentThread | null>, [ControlScope, string]>(
+  'load-thread',
+);
 /** SPEC S4.4: the caller's subtree. */
-export const listThreadsQuery = defineQuery<AgentThread[], [ControlScope]>('list-threads');
+export const listThreadsQuery = defineQuery<QueryAnswer<AgentThread[]>, [ControlScope]>('list-threads');
 /** The run's durable state (registry, counters, grant): what reopen reads (SPEC S3.3). */
 export const runStateQuery = defineQuery<RunSnapshot>('run-state');
 

@@ -10,11 +10,12 @@ import {
 import {
   AgentInput,
   ControlRequest,
+  fromErrorAnswer,
   type ControlOperationInput,
   type ControlResponse,
   type ThreadEvent,
 } from '../domain/control';
-import { isErrorKind, KitError, parseInput } from '../domain/errors';
+import { parseInput } from '../domain/errors';
 import { Mailbox } from '../domain/mailbox';
 import {
   controlRequestSignal,
@@ -73,10 +74,7 @@ export async function agentWorkflow(rawInput: AgentInput): Promise<AgentThread> 
     await condition(() => responses.has(operationId));
     const response = responses.get(operationId)!;
     responses.delete(operationId);
-    if (response.error) {
-      const kind = isErrorKind(response.error.kind) ? response.error.kind : 'InvalidState';
-      throw new KitError(kind, response.error.message, response.error.details);
-    }
+    if (response.error) throw fromErrorAnswer(response.error);
     return response.result;
   };
   const controls: AgentControls = {

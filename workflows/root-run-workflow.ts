@@ -6,7 +6,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControlRequest, ThreadEvent, WaitRequest } from '../domain/control';
+import { answerQuery, ControlRequest, ThreadEvent, WaitRequest } from '../domain/control';
 import { parseInput } from '../domain/errors';
 import {
   controlRequestSignal,
@@ -140,8 +140,8 @@ export async function rootRunWorkflow(rawInput: RootRunInput): Promise<AgentThre
       validator: guarded((scope: unknown) => void validScope(scope)),
     },
   );
-  setHandler(loadThreadQuery, (scope, threadId) => state.load(scope, threadId));
-  setHandler(listThreadsQuery, (scope) => state.list(scope));
+  setHandler(loadThreadQuery, (scope, threadId) => answerQuery(() => state.load(scope, threadId)));
+  setHandler(listThreadsQuery, (scope) => answerQuery(() => state.list(scope)));
   setHandler(runStateQuery, () => state.snapshot());
   setHandler(controlRequestSignal, (raw) => {
     const request = ControlRequest.safeParse(raw);

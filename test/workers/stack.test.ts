@@ -38,7 +38,7 @@ test('a root-run workflow starts on the real server and answers a query', async 
     { rootId: input.rootThreadId, threadId: input.rootThreadId },
     input.rootThreadId,
   );
-  expect(root).toMatchObject({ id: input.rootThreadId, path: '/root', depth: 0, parentId: null });
+  expect(root).toMatchObject({ ok: true, value: { id: input.rootThreadId, path: '/root', depth: 0, parentId: null } });
   await handle.terminate('test done');
 });
 
