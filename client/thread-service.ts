@@ -5,10 +5,31 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { unwrapAnswer, WaitRequest, type WaitRequestInput, type WaitResult } from '../domain/control';
+import {
+  ReconcileRequest,
+  unwrapAnswer,
+  WaitRequest,
+  type AgentInterruptReceipt,
+  type ReconcileRequestInput,
+  type ReconcileResult,
+  type RootRunResult,
+  type ShutdownReport,
+  type ThreadChange,
+  type ThreadChanges,
+  type WaitRequestInput,
+  type WaitResult,
+} from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
+  closeThreadUpdate,
+  completeRootUpdate,
+  firstTurnUpdate,
+  interruptUpdate,
+  reconcileUpdate,
+  shutdownUpdate,
+  threadQuery,
+  watchThreadUpdate,
   listThreadsQuery,
   loadThreadQuery,
   revokeGrantUpdate,
@@ -34,6 +55,8 @@ import {
   type RemoteSpawnRequestInput,
   type SendMessageRequestInput,
   type SpawnRequestInput,
+  type TurnOutcome,
+  isTerminal,
 } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
@@ -51,6 +74,10 @@ export interface AttachOptions {
   grant: Omit<DelegationGrantInput, 'rootThreadId'> & { rootThreadId?: string };
   /** The root thread id; a new one when omitted. */
   rootThreadId?: string;
+  /** How long shutdown waits for threads to confirm their end (default 60 s). */
+  shutdownGraceMs?: number;
+  /** History length at which the run's workflows continue-as-new (default 4000 events). */
+  continueAsNewAfterEvents?: number;
 }
 
 /** Counters of a root run, read from its durable state. */
@@ -115,7 +142,16 @@ export class ThreadService {
         taskQueue,
         workflowId: rootThreadId,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        args: [{ rootThreadId, spec, grant, taskQueue }],
+        args: [
+          {
+            rootThreadId,
+            spec,
+            grant,
+            taskQueue,
+            shutdownGraceMs: options.shutdownGraceMs,
+            continueAsNewAfterEvents: options.continueAsNewAfterEvents,
+          },
+        ],
         typedSearchAttributes: [
           { key: searchAttributes.rootThreadId, value: rootThreadId },
           { key: searchAttributes.parentThreadId, value: '' },
@@ -180,6 +216,61 @@ export class ThreadService {
       tokens: root.subtreeTokens,
       admissionOpen: snapshot.admissionOpen,
     };
+  }
+
+  /**
+   * SPEC S3.5: closes admission, cancels every live thread, waits until each has ended, and reports
+   * threads that failed or whose end could not be confirmed. Idempotent: a later call (also after the
+   * run has ended) returns the same report.
+   */
+  shutdown(): Promise<ShutdownReport> {
+    return this.finish(shutdownUpdate, 'shutdown');
+  }
+
+  /** SPEC S3.8: the root completes; every descendant is closed and captured controls stop working. */
+  complete(): Promise<ShutdownReport> {
+    return this.finish(completeRootUpdate, 'complete');
+  }
+
+  /** SPEC S3.8: the root thread as durably recorded now (after the run ended too). */
+  async refreshRoot(): Promise<AgentThread> {
+    const ended = await this.endedResult();
+    return ended?.root ?? kitCall('refreshRoot', () => this.handle.query(threadQuery));
+  }
+
+  /** SPEC S3.6: resolves an uncertain spawn by its request id. */
+  async reconcile(request: ReconcileRequestInput): Promise<ReconcileResult> {
+    const parsed = parseInput(ReconcileRequest, request, 'reconcile request');
+    return kitCall('reconcile', () =>
+      this.handle.executeUpdate(reconcileUpdate, { args: [this.rootScope, parsed] }),
+    );
+  }
+
+  /** The run's final result (waits for it to end). */
+  result(): Promise<RootRunResult> {
+    return kitCall('result', () => this.handle.result());
+  }
+
+  private get rootScope(): ControlScope {
+    return { rootId: this.rootThreadId, threadId: this.rootThreadId };
+  }
+
+  private async finish(update: typeof shutdownUpdate, what: string): Promise<ShutdownReport> {
+    try {
+      return await kitCall(what, () => this.handle.executeUpdate(update, { args: [this.rootScope] }));
+    } catch (error) {
+      const ended =
+        error instanceof KitError && error.kind === ErrorKind.Closed ? await this.endedResult() : undefined;
+      if (ended?.shutdown) return ended.shutdown;
+      throw error;
+    }
+  }
+
+  /** The run's result if it has ended, undefined while it runs. */
+  private async endedResult(): Promise<RootRunResult | undefined> {
+    const description = await kitCall('describe', () => this.handle.describe());
+    if (description.status.name === 'RUNNING') return undefined;
+    return kitCall('result', () => this.handle.result());
   }
 
   private static async explainExisting(
@@ -256,6 +347,81 @@ export class ThreadControls {
   async wait(request: WaitRequestInput): Promise<WaitResult> {
     const parsed = parseInput(WaitRequest, request, 'wait request');
     return kitCall('wait', () => this.handle.executeUpdate(waitUpdate, { args: [this.scope, parsed] }));
+  }
+
+  /** SPEC S4.6: cancels the thread's running turn (its activities too); the thread stays alive and idle. */
+  async interrupt(threadId: string): Promise<AgentInterruptReceipt> {
+    const id = parseId('thread', threadId, 'threadId');
+    return kitCall('interrupt', () => this.handle.executeUpdate(interruptUpdate, { args: [this.scope, id] }));
+  }
+
+  /** SPEC S4.8: ends a descendant and its subtree as cancelled; returns the closed threads. */
+  async close(threadId: string): Promise<AgentThread[]> {
+    const id = parseId('thread', threadId, 'threadId');
+    return kitCall('close', () => this.handle.executeUpdate(closeThreadUpdate, { args: [this.scope, id] }));
+  }
+
+  /**
+   * SPEC S4.5: the thread's changes (status, turn started/ended, latest result) in order, ending with
+   * its terminal state. Long-polls the thread's own workflow.
+   */
+  async *subscribeThread(threadId: string): AsyncGenerator<ThreadChange> {
+    const id = await this.visible(threadId);
+    const handle = this.handle.client.getHandle(id);
+    let version = 0;
+    for (;;) {
+      let answer: ThreadChanges;
+      try {
+        answer = await kitCall('subscribeThread', () =>
+          handle.executeUpdate(watchThreadUpdate, { args: [version] }),
+        );
+      } catch (error) {
+        if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
+        // The thread's workflow has ended: its final state is in the root run's registry.
+        const final = (await this.loadThread(id))!;
+        yield {
+          version: version + 1,
+          status: final.status,
+          turnsStarted: final.turnsStarted,
+          turnsCompleted: final.turnsCompleted,
+          ...(final.latestTurn ? { latestTurn: final.latestTurn } : {}),
+          at: final.updatedAt,
+        };
+        return;
+      }
+      for (const change of answer.changes) yield change;
+      version = answer.changes.at(-1)?.version ?? version;
+      if (answer.terminal) return;
+    }
+  }
+
+  /** SPEC S4.5: the thread's first turn's retained outcome — never a later turn's. */
+  async subscribeFirstTurn(threadId: string): Promise<TurnOutcome> {
+    const id = await this.visible(threadId);
+    const handle = this.handle.client.getHandle(id);
+    for (;;) {
+      let first: TurnOutcome | null;
+      try {
+        first = await kitCall('subscribeFirstTurn', () => handle.executeUpdate(firstTurnUpdate));
+      } catch (error) {
+        if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
+        first = (await this.loadThread(id))?.firstTurn ?? null;
+        if (!first)
+          throw new KitError(ErrorKind.InvalidState, `thread ${id} ended without completing a first turn`);
+      }
+      if (first) return first;
+      const thread = await this.loadThread(id);
+      if (thread && isTerminal(thread.status) && !thread.firstTurn) {
+        throw new KitError(ErrorKind.InvalidState, `thread ${id} ended without completing a first turn`);
+      }
+    }
+  }
+
+  private async visible(threadId: string): Promise<ThreadId> {
+    const id = parseId('thread', threadId, 'threadId');
+    if (!(await this.loadThread(id)))
+      throw new KitError(ErrorKind.NotFound, `thread ${id} is not in the subtree of ${this.scope.threadId}`);
+    return id;
   }
 
   /** SPEC S3.7 (root scope only). */

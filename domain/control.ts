@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorKind, isErrorKind, KitError } from './errors';
+import { MailboxSnapshot } from './mailbox';
 import { ThreadId } from './ids';
 import {
   AgentSpec,
@@ -35,6 +36,8 @@ export type WaitRequestInput = z.input<typeof WaitRequest>;
 export const WaitResult = z
   .object({
     timedOut: z.boolean(),
+    /** The wait ended early because the root run continued-as-new; the client waits again. */
+    resume: z.boolean().optional(),
     outcomes: z.array(
       z.object({ threadId: ThreadId, status: ThreadStatus, latestTurn: TurnOutcome.optional() }).strict(),
     ),
@@ -107,15 +110,74 @@ export const ThreadEvent = z.discriminatedUnion('type', [
 ]);
 export type ThreadEvent = z.infer<typeof ThreadEvent>;
 
+/** The turn-loop state a thread carries through continue-as-new. */
+export const ThreadLoopState = z
+  .object({
+    turn: z.number().int().min(0),
+    turnRequested: z.boolean(),
+    memory: z.record(z.string(), z.string()),
+    idleSince: z.string().nullable(),
+  })
+  .strict();
+export type ThreadLoopState = z.infer<typeof ThreadLoopState>;
+
+/** SPEC S4.6: what an interrupt did. */
+export const AgentInterruptReceipt = z
+  .object({
+    thread: ThreadId,
+    cancellationRequested: z.boolean(),
+    interruptedTurn: z.number().int().min(1).optional(),
+  })
+  .strict();
+export type AgentInterruptReceipt = z.infer<typeof AgentInterruptReceipt>;
+
+/** One observed state of a thread, for subscribers (SPEC S4.5). */
+export const ThreadChange = z
+  .object({
+    version: z.number().int().min(1),
+    status: ThreadStatus,
+    turnsStarted: z.number().int().min(0),
+    turnsCompleted: z.number().int().min(0),
+    latestTurn: TurnOutcome.optional(),
+    at: z.string(),
+  })
+  .strict();
+export type ThreadChange = z.infer<typeof ThreadChange>;
+
+/** A thread's recent changes and its retained first turn, carried through continue-as-new. */
+export const WatchSnapshot = z
+  .object({ changes: z.array(ThreadChange), firstTurn: TurnOutcome.optional() })
+  .strict();
+export type WatchSnapshot = z.infer<typeof WatchSnapshot>;
+
+/** Continue-as-new once the history has this many events (or when Temporal suggests it). */
+export const defaultContinueAsNewAfterEvents = 4000;
+
+/** What an agent carries from one workflow run to the next (schemaVersion for future changes). */
+export const AgentResume = z
+  .object({
+    schemaVersion: z.literal(1),
+    thread: AgentThread,
+    mailbox: MailboxSnapshot,
+    loop: ThreadLoopState,
+    operations: z.number().int().min(0),
+    watch: WatchSnapshot,
+  })
+  .strict();
+export type AgentResume = z.infer<typeof AgentResume>;
+
 /** What a sub-agent workflow starts with. */
 export const AgentInput = z
   .object({
     thread: AgentThread,
     spec: AgentSpec,
     idleTimeoutMs: z.number().int().min(1),
+    continueAsNewAfterEvents: z.number().int().min(100).default(defaultContinueAsNewAfterEvents),
+    resume: AgentResume.optional(),
   })
   .strict();
 export type AgentInput = z.infer<typeof AgentInput>;
+export type AgentInputShape = z.input<typeof AgentInput>;
 
 export type { DelegationGrant };
 
@@ -168,3 +230,43 @@ export function unwrapAnswer<Value>(answer: QueryAnswer<Value>): Value {
   if (answer.ok) return answer.value;
   throw fromErrorAnswer(answer.error);
 }
+
+/** A long-poll answer: changes after the caller's version; `resume` when the poll ended early (continue-as-new). */
+export const ThreadChanges = z
+  .object({ changes: z.array(ThreadChange), terminal: z.boolean(), resume: z.boolean() })
+  .strict();
+export type ThreadChanges = z.infer<typeof ThreadChanges>;
+
+/** SPEC S3.5: what shutdown reports after attempting all cleanup. */
+export const ShutdownReport = z
+  .object({
+    cancelled: z.array(ThreadId),
+    failed: z.array(ThreadId),
+    unconfirmed: z.array(ThreadId),
+    completedAt: z.string(),
+  })
+  .strict();
+export type ShutdownReport = z.infer<typeof ShutdownReport>;
+
+/** SPEC S3.6: an uncertain spawn to resolve: the request as sent, and whether the caller already reported it failed. */
+export const ReconcileRequest = z
+  .object({
+    request: SpawnRequest,
+    remoteTarget: z.string().optional(),
+    reportedFailed: z.boolean().default(false),
+  })
+  .strict();
+export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
+export type ReconcileRequestInput = z.input<typeof ReconcileRequest>;
+
+/** SPEC S3.6 answer: the committed thread, a thread closed because its request had been reported failed, or still uncertain. */
+export const ReconcileResult = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('committed'), thread: AgentThread }).strict(),
+  z.object({ status: z.literal('closed'), thread: AgentThread }).strict(),
+  z.object({ status: z.literal('uncertain'), reason: z.enum(['missing', 'different']) }).strict(),
+]);
+export type ReconcileResult = z.infer<typeof ReconcileResult>;
+
+/** What a root run returns when it ends. */
+export const RootRunResult = z.object({ root: AgentThread, shutdown: ShutdownReport.optional() }).strict();
+export type RootRunResult = z.infer<typeof RootRunResult>;

@@ -1,8 +1,13 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
+  AgentInterruptReceipt,
   ControlRequest,
   ControlResponse,
   QueryAnswer,
+  ReconcileRequest,
+  ReconcileResult,
+  ShutdownReport,
+  ThreadChanges,
   ThreadEvent,
   WaitRequest,
   WaitResult,
@@ -10,6 +15,7 @@ import type {
 import type {
   AgentThread,
   ControlScope,
+  TurnOutcome,
   InterAgentMessage,
   RemoteSpawnRequest,
   SendMessageRequest,
@@ -61,3 +67,28 @@ export interface MailboxView {
 }
 /** An agent's mailbox (received messages, with the turn that consumed each). */
 export const mailboxQuery = defineQuery<MailboxView>('mailbox');
+
+/** SPEC S4.6: interrupt a thread's running turn; the thread stays alive. Root-run update with a receipt. */
+export const interruptUpdate = defineUpdate<AgentInterruptReceipt, [ControlScope, string]>('interrupt');
+/**
+ * SPEC S4.6: the same as a plain signal, accepted by every agents-kit workflow for its own thread, so an
+ * operator can send it from the Web UI or `temporal workflow signal --name interrupt`.
+ */
+export const interruptSignal = defineSignal<[]>('interrupt');
+/** SPEC S4.8: end a descendant thread and its subtree as cancelled. Returns the closed threads. */
+export const closeThreadUpdate = defineUpdate<AgentThread[], [ControlScope, string]>('close-thread');
+/** Root run → agent: stop now, as cancelled. */
+export const closeThreadSignal = defineSignal<[{ reason: string }]>('close-thread');
+/** SPEC S3.5: close admission, cancel the tree, wait for every thread, report. Idempotent. */
+export const shutdownUpdate = defineUpdate<ShutdownReport, [ControlScope]>('shutdown');
+/** SPEC S3.8: the root completes; all descendant work is closed, and the run ends with this report. */
+export const completeRootUpdate = defineUpdate<ShutdownReport, [ControlScope]>('complete-root');
+/** SPEC S3.6: resolve an uncertain spawn. */
+export const reconcileUpdate = defineUpdate<ReconcileResult, [ControlScope, ReconcileRequest]>('reconcile');
+
+/** SPEC S4.5: long-poll a thread's changes after a version (served by the thread's own workflow). */
+export const watchThreadUpdate = defineUpdate<ThreadChanges, [number]>('watch-thread');
+/** SPEC S4.5: the first turn's retained outcome, or null when the thread ended without one. */
+export const firstTurnUpdate = defineUpdate<TurnOutcome | null, []>('first-turn');
+/** A thread's own current record (served by the thread's own workflow). */
+export const threadQuery = defineQuery<AgentThread>('thread');

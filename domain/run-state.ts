@@ -2,6 +2,14 @@ import { z } from 'zod';
 import { ErrorKind, KitError, parseInput } from './errors';
 import { parseId, relatedId, ThreadId } from './ids';
 import {
+  ControlRequest,
+  ShutdownReport,
+  ThreadLoopState,
+  WatchSnapshot,
+  type ReconcileRequest,
+  type ReconcileResult,
+} from './control';
+import {
   AgentLimits,
   AgentThread,
   ControlScope,
@@ -27,6 +35,8 @@ export const ThreadRecord = z
     subtreeTokens: z.number().int().min(0),
     /** Canonical form of the admitted spawn request, for idempotency and reconcile. */
     fingerprint: z.string(),
+    /** The thread's workflow confirmed it ended (or it never started): nothing of it runs any more. */
+    ended: z.boolean().default(false),
   })
   .strict();
 export type ThreadRecord = z.infer<typeof ThreadRecord>;
@@ -37,10 +47,15 @@ export const RunSnapshot = z
     schemaVersion: z.literal(1),
     grant: DelegationGrant,
     records: z.array(ThreadRecord),
-    requestIndex: z.record(z.string(), z.object({ fingerprint: z.string(), threadId: ThreadId }).strict()),
+    /** Request id → admitted thread; a null thread is a tombstone left by reconcile for a request never seen. */
+    requestIndex: z.record(
+      z.string(),
+      z.object({ fingerprint: z.string(), threadId: ThreadId.nullable() }).strict(),
+    ),
     recipientSeq: z.record(z.string(), z.number().int().min(0)),
     rootMailbox: z.array(InterAgentMessage),
     admissionOpen: z.boolean(),
+    shutdown: ShutdownReport.optional(),
   })
   .strict();
 export type RunSnapshot = z.infer<typeof RunSnapshot>;
@@ -86,6 +101,7 @@ export class RootRunState {
   private readonly recipientSeq: RunSnapshot['recipientSeq'];
   private rootMailbox: InterAgentMessage[];
   private admissionOpen: boolean;
+  private shutdownReport: ShutdownReport | undefined;
   private currentGrant: DelegationGrant;
   readonly rootId: ThreadId;
 
@@ -97,6 +113,7 @@ export class RootRunState {
     this.recipientSeq = { ...snapshot.recipientSeq };
     this.rootMailbox = [...snapshot.rootMailbox];
     this.admissionOpen = snapshot.admissionOpen;
+    this.shutdownReport = snapshot.shutdown;
   }
 
   /** A new run whose only thread is the root. */
@@ -143,6 +160,7 @@ export class RootRunState {
           subtreeTotal: 0,
           subtreeTokens: grant.spentTokens,
           fingerprint: '',
+          ended: false,
         },
       ],
       requestIndex: {},
@@ -161,6 +179,7 @@ export class RootRunState {
       recipientSeq: { ...this.recipientSeq },
       rootMailbox: [...this.rootMailbox],
       admissionOpen: this.admissionOpen,
+      ...(this.shutdownReport ? { shutdown: this.shutdownReport } : {}),
     };
   }
 
@@ -244,6 +263,13 @@ export class RootRunState {
               requestId,
               threadId: seen.threadId,
             },
+          );
+        }
+        if (!seen.threadId) {
+          throw new KitError(
+            ErrorKind.Closed,
+            `request ${requestId} was reconciled as never committed: it is not replayed`,
+            { requestId },
           );
         }
         return { record: this.records.get(seen.threadId)!, existing: true, request };
@@ -332,6 +358,7 @@ export class RootRunState {
       subtreeTotal: 0,
       subtreeTokens: 0,
       fingerprint,
+      ended: false,
     };
     this.records.set(thread.id, record);
     for (let ancestor: ThreadRecord | undefined = parent; ancestor; ancestor = this.parentOf(ancestor)) {
@@ -340,6 +367,11 @@ export class RootRunState {
     }
     if (requestId) this.requestIndex[requestId] = { fingerprint, threadId: thread.id };
     return { record, existing: false, request };
+  }
+
+  private fingerprint(caller: ThreadRecord, request: SpawnRequest, remoteTarget: string | undefined): string {
+    const { requestId: _requestId, ...body } = request;
+    return canonicalJson({ caller: caller.thread.id, remoteTarget: remoteTarget ?? null, request: body });
   }
 
   /** The remote target's task queue, or PermissionDenied for a target the grant does not register. */
@@ -461,17 +493,146 @@ export class RootRunState {
     if (record?.thread.status === 'idle') record.thread = { ...record.thread, status: 'running' };
   }
 
-  /** A thread reached a terminal status: it no longer counts as live anywhere above it. */
-  threadEnded(threadId: string, status: ThreadStatus, at: string): void {
+  /**
+   * A thread reached a terminal status: it no longer counts as live anywhere above it. `confirmed` means
+   * its workflow said so (or never ran); the host's own decision to close a thread is not confirmed yet.
+   */
+  threadEnded(threadId: string, status: ThreadStatus, at: string, confirmed: boolean): void {
     const record = this.records.get(threadId);
-    if (!record || isTerminal(record.thread.status) || !isTerminal(status)) return;
+    if (!record || !isTerminal(status)) return;
+    if (confirmed) record.ended = true;
+    if (isTerminal(record.thread.status)) return;
     record.thread = { ...record.thread, status, updatedAt: at };
     for (let ancestor = this.parentOf(record); ancestor; ancestor = this.parentOf(ancestor)) {
       ancestor.subtreeLive -= 1;
     }
   }
 
+  /** SPEC S4.6: who may interrupt `threadId` — its ancestors, and the root itself. */
+  interruptTarget(scope: ControlScope, threadId: unknown): ThreadRecord {
+    const caller = this.caller(scope);
+    const target = this.records.get(parseId('thread', threadId, 'threadId'));
+    const allowed =
+      target &&
+      (target.thread.id === this.rootId
+        ? caller.thread.id === this.rootId
+        : target.thread.id !== caller.thread.id && this.isSelfOrAncestor(caller.thread.id, target.thread.id));
+    if (!target || !allowed)
+      throw denied(
+        `thread ${caller.thread.path} may only interrupt its descendants, not ${String(threadId)}`,
+      );
+    return target;
+  }
+
+  /** SPEC S4.8: marks a descendant and its live subtree cancelled; returns the threads to stop. */
+  closeSubtree(scope: ControlScope, threadId: unknown, at: string): ThreadRecord[] {
+    const caller = this.caller(scope);
+    const target = this.records.get(parseId('thread', threadId, 'threadId'));
+    if (
+      !target ||
+      target.thread.id === caller.thread.id ||
+      !this.isSelfOrAncestor(caller.thread.id, target.thread.id)
+    ) {
+      throw denied(`thread ${caller.thread.path} may only close its descendants, not ${String(threadId)}`);
+    }
+    if (isTerminal(target.thread.status))
+      throw new KitError(ErrorKind.Closed, `thread ${target.thread.path} is already ${target.thread.status}`);
+    return this.cancelLive((record) => this.isSelfOrAncestor(target.thread.id, record.thread.id), at);
+  }
+
+  /** SPEC S3.5: closes admission and marks every live sub-agent cancelled; returns the threads to stop. */
+  beginShutdown(at: string): ThreadRecord[] {
+    this.admissionOpen = false;
+    return this.cancelLive((record) => record.thread.id !== this.rootId, at);
+  }
+
+  /** Sub-agents whose end is not confirmed by their workflow. */
+  unconfirmed(): ThreadRecord[] {
+    return [...this.records.values()].filter((record) => record.thread.id !== this.rootId && !record.ended);
+  }
+
+  /** The shutdown report, once shutdown has finished. */
+  get shutdown(): ShutdownReport | undefined {
+    return this.shutdownReport;
+  }
+
+  /** Records the outcome of shutdown: every sub-agent cancelled, failed, or not confirmed. */
+  finishShutdown(at: string): ShutdownReport {
+    const subAgents = [...this.records.values()].filter((record) => record.thread.id !== this.rootId);
+    this.shutdownReport ??= {
+      cancelled: subAgents
+        .filter((record) => record.ended && record.thread.status === 'cancelled')
+        .map((record) => record.thread.id),
+      failed: subAgents
+        .filter((record) => record.thread.status === 'failed')
+        .map((record) => record.thread.id),
+      unconfirmed: subAgents.filter((record) => !record.ended).map((record) => record.thread.id),
+      completedAt: at,
+    };
+    return this.shutdownReport;
+  }
+
+  /**
+   * SPEC S3.6: an exact committed match returns the thread — closed when the caller already reported its
+   * request failed, so it is never replayed. A missing or different record stays uncertain; a missing one
+   * leaves a tombstone that keeps the lifetime quota and refuses a late copy of the request.
+   */
+  reconcile(
+    scope: ControlScope,
+    reconcile: ReconcileRequest,
+  ): { result: ReconcileResult; toClose: ThreadRecord[] } {
+    const caller = this.caller(scope);
+    const requestId = reconcile.request.requestId;
+    if (!requestId)
+      throw KitError.protocol('request.requestId: reconcile needs the request id of the uncertain spawn', {
+        fields: ['request.requestId'],
+      });
+    const seen = this.requestIndex[requestId];
+    if (!seen) {
+      this.requestIndex[requestId] = {
+        fingerprint: this.fingerprint(caller, reconcile.request, reconcile.remoteTarget),
+        threadId: null,
+      };
+      for (let ancestor: ThreadRecord | undefined = caller; ancestor; ancestor = this.parentOf(ancestor))
+        ancestor.subtreeTotal += 1;
+      return { result: { status: 'uncertain', reason: 'missing' }, toClose: [] };
+    }
+    const record = seen.threadId ? this.records.get(seen.threadId) : undefined;
+    if (!record || seen.fingerprint !== this.fingerprint(caller, reconcile.request, reconcile.remoteTarget)) {
+      return { result: { status: 'uncertain', reason: record ? 'different' : 'missing' }, toClose: [] };
+    }
+    if (!reconcile.reportedFailed)
+      return { result: { status: 'committed', thread: record.thread }, toClose: [] };
+    const toClose = isTerminal(record.thread.status)
+      ? []
+      : this.cancelLive(
+          (candidate) => this.isSelfOrAncestor(record.thread.id, candidate.thread.id),
+          new Date(0).toISOString(),
+        );
+    return { result: { status: 'closed', thread: record.thread }, toClose };
+  }
+
+  private cancelLive(select: (record: ThreadRecord) => boolean, at: string): ThreadRecord[] {
+    const live = [...this.records.values()].filter(
+      (record) => select(record) && !isTerminal(record.thread.status),
+    );
+    for (const record of live) this.threadEnded(record.thread.id, 'cancelled', at, false);
+    return live;
+  }
+
   private parentOf(record: ThreadRecord): ThreadRecord | undefined {
     return record.thread.parentId ? this.records.get(record.thread.parentId) : undefined;
   }
 }
+
+/** What a root run carries into its next run on continue-as-new. */
+export const RootResume = z
+  .object({
+    schemaVersion: z.literal(1),
+    run: RunSnapshot,
+    loop: ThreadLoopState,
+    watch: WatchSnapshot,
+    queued: z.array(ControlRequest),
+  })
+  .strict();
+export type RootResume = z.infer<typeof RootResume>;

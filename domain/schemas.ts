@@ -255,9 +255,16 @@ export const RootRunInput = z
     spec: AgentSpec,
     grant: DelegationGrant,
     taskQueue: z.string().min(1).max(200),
+    /** How long shutdown waits for every thread to confirm its end before reporting it unconfirmed. */
+    shutdownGraceMs: z.number().int().min(1).max(3_600_000).default(60_000),
+    /** Continue-as-new once a run's history has this many events (every thread of the run inherits it). */
+    continueAsNewAfterEvents: z.number().int().min(100).default(4000),
+    /** State carried from the previous run (continue-as-new); never given by a caller. */
+    resume: z.unknown().optional(),
   })
   .strict();
 export type RootRunInput = z.infer<typeof RootRunInput>;
+export type RootRunInputShape = z.input<typeof RootRunInput>;
 
 /** `*` in a tool allow-list allows every tool the worker has. */
 export const allTools = '*';

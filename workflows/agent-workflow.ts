@@ -1,28 +1,35 @@
 import {
   allHandlersFinished,
   condition,
+  continueAsNew,
   getExternalWorkflowHandle,
   log,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import {
   AgentInput,
+  type AgentInputShape,
   ControlRequest,
   fromErrorAnswer,
   type ControlOperationInput,
   type ControlResponse,
   type ThreadEvent,
+  type WaitResult,
 } from '../domain/control';
 import { parseInput } from '../domain/errors';
 import { Mailbox } from '../domain/mailbox';
 import {
+  closeThreadSignal,
   controlRequestSignal,
   controlResponseSignal,
   deliverMessageSignal,
+  interruptSignal,
   mailboxQuery,
   threadEventSignal,
+  threadQuery,
 } from '../domain/messages';
 import { InterAgentMessage, type AgentThread, type ThreadStatus } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
@@ -30,24 +37,28 @@ import { asFailure } from './failures';
 import type { AgentControls } from './kernel';
 import { kernelFor } from './kernels';
 import { ThreadLoop } from './thread-runtime';
+import { ThreadWatch } from './thread-watch';
 
 /**
  * One sub-agent (SPEC S4.9): runs its turns, receives its messages in sequence order, and asks its
  * root run for every control operation, so admission and routing stay in one place (SPEC S3.1).
+ * Continues-as-new between turns before its history grows large, carrying mailbox, loop and watch state.
  */
-export async function agentWorkflow(rawInput: AgentInput): Promise<AgentThread> {
+export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThread> {
   let input: AgentInput;
   try {
     input = parseInput(AgentInput, rawInput, 'agent input');
   } catch (error) {
     throw asFailure(error);
   }
-  let thread = input.thread;
+  const resume = input.resume;
+  let thread = resume?.thread ?? input.thread;
   const root = getExternalWorkflowHandle(thread.rootId);
-  const mailbox = new Mailbox();
+  const mailbox = new Mailbox(resume?.mailbox);
+  const watch = new ThreadWatch(resume?.watch);
   const responses = new Map<string, ControlResponse>();
   const outgoing = new Set<Promise<void>>();
-  let operations = 0;
+  let operations = resume?.operations ?? 0;
 
   const send = (work: Promise<void>) => {
     const tracked = work.catch((error: unknown) =>
@@ -57,8 +68,9 @@ export async function agentWorkflow(rawInput: AgentInput): Promise<AgentThread> 
     void tracked.finally(() => outgoing.delete(tracked));
   };
   const report = (event: ThreadEvent) => send(root.signal(threadEventSignal, event));
-  const setStatus = (status: ThreadStatus, detail: string) => {
-    thread = { ...thread, status, updatedAt: new Date().toISOString() };
+  const setStatus = (status: ThreadStatus, detail: string, changes: Partial<AgentThread> = {}) => {
+    thread = { ...thread, ...changes, status, updatedAt: new Date().toISOString() };
+    watch.record(thread);
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     setCurrentDetails(`**${status}** · ${thread.path} · ${detail}`);
   };
@@ -83,8 +95,7 @@ export async function agentWorkflow(rawInput: AgentInput): Promise<AgentThread> 
     sendMessage: async (request) => (await call({ type: 'send-message', request })) as InterAgentMessage,
     loadThread: async (threadId) => (await call({ type: 'load-thread', threadId })) as AgentThread | null,
     listThreads: async () => (await call({ type: 'list-threads' })) as AgentThread[],
-    wait: async (request) =>
-      (await call({ type: 'wait', request })) as Awaited<ReturnType<AgentControls['wait']>>,
+    wait: async (request) => (await call({ type: 'wait', request })) as WaitResult,
   };
 
   const loop = new ThreadLoop(
@@ -94,17 +105,22 @@ export async function agentWorkflow(rawInput: AgentInput): Promise<AgentThread> 
       controls,
       takeInbox: (turn) => mailbox.take(turn),
       turnStarted: (turn, at) => {
-        setStatus('running', `turn ${turn}`);
+        setStatus('running', `turn ${turn}`, { turnsStarted: turn });
         report({ type: 'turn-start', threadId: thread.id, turn, at });
       },
       turnEnded: (outcome, nextStatus) => {
-        setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`);
+        setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`, {
+          turnsCompleted: outcome.turn,
+          latestTurn: outcome,
+          ...(outcome.turn === 1 ? { firstTurn: outcome } : {}),
+        });
         report({ type: 'turn-end', threadId: thread.id, outcome, nextStatus });
       },
     },
-    { turn: 0, turnRequested: true, memory: {} },
+    resume?.loop ?? { turn: 0, turnRequested: true, memory: {}, idleSince: null },
   );
 
+  let closedAs: ThreadStatus | undefined;
   setHandler(deliverMessageSignal, (raw) => {
     const parsed = InterAgentMessage.safeParse(raw);
     if (!parsed.success || parsed.data.recipient !== thread.id) {
@@ -116,11 +132,38 @@ export async function agentWorkflow(rawInput: AgentInput): Promise<AgentThread> 
   setHandler(controlResponseSignal, (response) => {
     responses.set(response.operationId, response);
   });
+  setHandler(interruptSignal, () => void loop.interrupt());
+  setHandler(closeThreadSignal, () => {
+    closedAs = 'cancelled';
+    loop.stop();
+  });
   setHandler(mailboxQuery, () => ({ received: mailbox.view() }));
+  setHandler(threadQuery, () => thread);
+  watch.register();
+  if (!resume) watch.record(thread);
 
-  await loop.run(input.idleTimeoutMs);
-  setStatus('completed', 'idle timeout reached');
-  report({ type: 'thread-end', threadId: thread.id, status: 'completed', at: thread.updatedAt });
+  const pastHistoryLimit = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.continueAsNewAfterEvents;
+  const exit = await loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: pastHistoryLimit });
+  if (exit === 'continue-as-new') {
+    watch.release();
+    await condition(() => outgoing.size === 0 && allHandlersFinished());
+    const carried: AgentInput = {
+      ...input,
+      resume: {
+        schemaVersion: 1,
+        thread,
+        mailbox: mailbox.snapshot(),
+        loop: loop.state,
+        operations,
+        watch: watch.snapshot(),
+      },
+    };
+    return await continueAsNew<typeof agentWorkflow>(carried);
+  }
+  const status = closedAs ?? 'completed';
+  setStatus(status, exit === 'idle-timeout' ? 'idle timeout reached' : 'closed');
+  report({ type: 'thread-end', threadId: thread.id, status, at: thread.updatedAt });
   await condition(() => outgoing.size === 0 && allHandlersFinished());
   return thread;
 }

@@ -1,23 +1,34 @@
 import {
   condition,
   getExternalWorkflowHandle,
+  log,
   ParentClosePolicy,
   startChild,
   uuid4,
   workflowInfo,
-  log,
 } from '@temporalio/workflow';
 import {
   ControlOperation,
+  errorAnswer,
+  ReconcileRequest,
   WaitRequest,
+  type AgentInterruptReceipt,
   type ControlOperationInput,
+  type ControlRequest,
   type ControlResults,
+  type ReconcileResult,
+  type ShutdownReport,
   type ThreadEvent,
   type WaitResult,
 } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId } from '../domain/ids';
-import { controlResponseSignal, deliverMessageSignal } from '../domain/messages';
+import {
+  closeThreadSignal,
+  controlResponseSignal,
+  deliverMessageSignal,
+  interruptSignal,
+} from '../domain/messages';
 import type { RootRunState, ThreadRecord } from '../domain/run-state';
 import {
   isTerminal,
@@ -39,10 +50,116 @@ export class RootHost {
   private readonly background = new Set<Promise<void>>();
   private readonly started = new Map<string, Promise<void>>();
 
+  /** Set while the run prepares to continue-as-new: control requests queue up, long polls answer early. */
+  releasing = false;
+  private readonly queued: ControlRequest[] = [];
+  private shutdownDone: Promise<ShutdownReport> | undefined;
+
   constructor(
     readonly state: RootRunState,
-    private readonly onRootMessage: (message: InterAgentMessage) => void,
-  ) {}
+    private readonly root: {
+      onMessage(message: InterAgentMessage): void;
+      interrupt(): { cancellationRequested: boolean; interruptedTurn?: number };
+      stop(): void;
+      /** The root turn whose kernel may use root controls; older contexts are stale (SPEC S3.8). */
+      currentTurn(): number;
+    },
+    private readonly options: { shutdownGraceMs: number; continueAsNewAfterEvents: number },
+    queued: ControlRequest[] = [],
+  ) {
+    for (const request of queued) this.accept(request);
+  }
+
+  /** Control requests that arrived while releasing, to carry into the next run. */
+  get queuedRequests(): ControlRequest[] {
+    return [...this.queued];
+  }
+
+  /** Takes an agent's control request: answered now, or queued while the run is about to continue-as-new. */
+  accept(request: ControlRequest): void {
+    if (this.releasing) {
+      this.queued.push(request);
+      return;
+    }
+    this.answer(
+      request.callerId,
+      request.operationId,
+      { rootId: this.state.rootId, threadId: request.callerId },
+      request.operation,
+    );
+  }
+
+  /** SPEC S4.6: the receipt, and a cancellation request to the thread's running turn. */
+  interrupt(scope: ControlScope, threadId: unknown): AgentInterruptReceipt {
+    const target = this.state.interruptTarget(scope, threadId);
+    if (target.thread.id === this.state.rootId) return { thread: target.thread.id, ...this.root.interrupt() };
+    const running = target.thread.status === 'running';
+    if (!isTerminal(target.thread.status))
+      this.signalThread(target.thread.id, (handle) => handle.signal(interruptSignal));
+    return {
+      thread: target.thread.id,
+      cancellationRequested: running,
+      ...(running ? { interruptedTurn: target.thread.turnsStarted } : {}),
+    };
+  }
+
+  /** SPEC S4.8: the closed threads (the target and its live subtree). */
+  close(scope: ControlScope, threadId: unknown): AgentThread[] {
+    const closed = this.state.closeSubtree(scope, threadId, new Date().toISOString());
+    this.stopThreads(closed);
+    return closed.map((record) => this.state.record(record.thread.id)!.thread);
+  }
+
+  /** SPEC S3.6. */
+  reconcile(scope: ControlScope, rawRequest: unknown): ReconcileResult {
+    const { result, toClose } = this.state.reconcile(
+      scope,
+      parseInput(ReconcileRequest, rawRequest, 'reconcile request'),
+    );
+    this.stopThreads(toClose);
+    return result;
+  }
+
+  /**
+   * SPEC S3.5: closes admission, stops the root's turns and every sub-agent, and resolves once each has
+   * confirmed its end or the grace period is over. Every caller gets the same report.
+   */
+  shutdown(): Promise<ShutdownReport> {
+    if (this.state.shutdown) return Promise.resolve(this.state.shutdown);
+    if (!this.shutdownDone) {
+      this.root.stop();
+      this.stopThreads(this.state.beginShutdown(new Date().toISOString()));
+      this.shutdownDone = (async () => {
+        await condition(() => this.state.unconfirmed().length === 0, this.options.shutdownGraceMs);
+        return this.state.finishShutdown(new Date().toISOString());
+      })();
+    }
+    return this.shutdownDone;
+  }
+
+  get shuttingDown(): boolean {
+    return this.shutdownDone !== undefined || this.state.shutdown !== undefined;
+  }
+
+  private stopThreads(records: ThreadRecord[]): void {
+    for (const record of records)
+      this.signalThread(record.thread.id, (handle) => handle.signal(closeThreadSignal, { reason: 'closed' }));
+  }
+
+  /** Signals a thread's workflow once it has started; a thread that is gone already is not an error. */
+  private signalThread(
+    threadId: string,
+    signal: (handle: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>,
+  ): void {
+    const started = this.started.get(threadId) ?? Promise.resolve();
+    this.track(
+      started.then(() =>
+        signal(getExternalWorkflowHandle(threadId)).catch((error: unknown) =>
+          log.warn('signal to thread failed', { threadId, error: String(error) }),
+        ),
+      ),
+    );
+  }
 
   /** Executes one operation for `scope`; throws KitError on rejection. */
   async execute<Type extends keyof ControlResults>(
@@ -76,34 +193,36 @@ export class RootHost {
   }
 
   /** Controls for the root kernel, bound to the root's scope. */
-  rootControls(): AgentControls {
+  rootControls(turn: number): AgentControls {
     const scope = { rootId: this.state.rootId, threadId: this.state.rootId };
+    const execute: RootHost['execute'] = (callerScope, operation) => {
+      if (this.root.currentTurn() !== turn || isTerminal(this.state.root.status)) {
+        throw new KitError(
+          ErrorKind.InvalidState,
+          `these root controls belong to root turn ${turn}, which is over`,
+        );
+      }
+      return this.execute(callerScope, operation);
+    };
     return {
-      spawn: (request) => this.execute(scope, { type: 'spawn', request }),
-      spawnRemote: (request) => this.execute(scope, { type: 'spawn-remote', request }),
-      sendMessage: (request) => this.execute(scope, { type: 'send-message', request }),
-      loadThread: (threadId) => this.execute(scope, { type: 'load-thread', threadId }),
-      listThreads: () => this.execute(scope, { type: 'list-threads' }),
-      wait: (request) => this.execute(scope, { type: 'wait', request }),
+      spawn: async (request) => execute(scope, { type: 'spawn', request }),
+      spawnRemote: async (request) => execute(scope, { type: 'spawn-remote', request }),
+      sendMessage: async (request) => execute(scope, { type: 'send-message', request }),
+      loadThread: async (threadId) => execute(scope, { type: 'load-thread', threadId }),
+      listThreads: async () => execute(scope, { type: 'list-threads' }),
+      wait: async (request) => execute(scope, { type: 'wait', request }),
     };
   }
 
   /** Answers an agent's control request by signal, whatever the outcome. */
-  answer(callerId: string, operationId: string, scope: ControlScope, operation: unknown): void {
+  private answer(callerId: string, operationId: string, scope: ControlScope, operation: unknown): void {
     this.track(
       (async () => {
         let response;
         try {
           response = { operationId, result: await this.dispatch(scope, operation) };
         } catch (error) {
-          const kitError =
-            error instanceof KitError
-              ? error
-              : new KitError(ErrorKind.InvalidState, `internal error: ${String(error)}`);
-          response = {
-            operationId,
-            error: { kind: kitError.kind, message: kitError.message, details: kitError.details },
-          };
+          response = { operationId, error: errorAnswer(error) };
         }
         await getExternalWorkflowHandle(callerId).signal(controlResponseSignal, response);
       })(),
@@ -118,8 +237,13 @@ export class RootHost {
       case 'turn-end':
         return this.state.turnEnded(event.threadId, event.outcome, event.nextStatus);
       case 'thread-end':
-        return this.state.threadEnded(event.threadId, event.status, event.at);
+        return this.state.threadEnded(event.threadId, event.status, event.at, true);
     }
+  }
+
+  /** No background side effect is in flight. */
+  get idle(): boolean {
+    return this.background.size === 0;
   }
 
   /** Waits for every background side effect started so far (and any they start). */
@@ -156,7 +280,14 @@ export class RootHost {
           taskQueue: thread.taskQueue,
           // Threads outlive the root run's current execution (continue-as-new); the root closes them itself.
           parentClosePolicy: ParentClosePolicy.ABANDON,
-          args: [{ thread, spec, idleTimeoutMs: this.state.grant.idleTimeoutMs }],
+          args: [
+            {
+              thread,
+              spec,
+              idleTimeoutMs: this.state.grant.idleTimeoutMs,
+              continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
+            },
+          ],
           typedSearchAttributes: [
             { key: searchAttributes.rootThreadId, value: thread.rootId },
             { key: searchAttributes.parentThreadId, value: thread.parentId ?? '' },
@@ -169,7 +300,7 @@ export class RootHost {
         });
       } catch (error) {
         log.error('sub-agent failed to start', { threadId: thread.id, error: String(error) });
-        this.state.threadEnded(thread.id, 'failed', new Date().toISOString());
+        this.state.threadEnded(thread.id, 'failed', new Date().toISOString(), true);
       }
     })();
     this.started.set(thread.id, start);
@@ -184,7 +315,7 @@ export class RootHost {
       new Date().toISOString(),
     );
     if (message.recipient === this.state.rootId) {
-      this.onRootMessage(message);
+      this.root.onMessage(message);
     } else {
       if (message.triggerTurn) this.state.turnRequested(message.recipient);
       const started = this.started.get(message.recipient) ?? Promise.resolve();
@@ -210,9 +341,13 @@ export class RootHost {
     }
     const threads = () => request.threadIds.map((threadId) => this.state.record(threadId)!.thread);
     const settled = () => threads().some((thread) => thread.status === 'idle' || isTerminal(thread.status));
-    const ready = request.timeoutMs === 0 ? settled() : await condition(settled, request.timeoutMs);
+    const ready =
+      request.timeoutMs === 0
+        ? settled()
+        : await condition(() => settled() || this.releasing, request.timeoutMs);
     return {
-      timedOut: !ready,
+      timedOut: !ready || !settled(),
+      ...(this.releasing && !settled() ? { resume: true } : {}),
       outcomes: threads().map((thread) => ({
         threadId: thread.id,
         status: thread.status,

@@ -1,77 +1,94 @@
 import {
   allHandlersFinished,
   condition,
+  continueAsNew,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { answerQuery, ControlRequest, ThreadEvent, WaitRequest } from '../domain/control';
+import { answerQuery, ControlRequest, ThreadEvent, type RootRunResult } from '../domain/control';
 import { parseInput } from '../domain/errors';
 import {
   controlRequestSignal,
+  interruptSignal,
   listThreadsQuery,
   loadThreadQuery,
-  revokeGrantUpdate,
   runStateQuery,
-  sendMessageUpdate,
-  spawnRemoteUpdate,
-  spawnUpdate,
-  takeRootMessagesUpdate,
   threadEventSignal,
-  waitUpdate,
+  threadQuery,
 } from '../domain/messages';
-import { RootRunState } from '../domain/run-state';
-import {
-  allTools,
-  ControlScope,
-  RemoteSpawnRequest,
-  RootRunInput,
-  SendMessageRequest,
-  SpawnRequest,
-  type AgentThread,
-} from '../domain/schemas';
+import { RootResume, RootRunState } from '../domain/run-state';
+import { allTools, RootRunInput, type ControlScope, type RootRunInputShape } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
-import { asFailure, guarded } from './failures';
+import { asFailure } from './failures';
 import { kernelFor } from './kernels';
+import { registerRootUpdates } from './root-updates';
 import { RootHost } from './root-host';
 import { ThreadLoop } from './thread-runtime';
+import { ThreadWatch } from './thread-watch';
 
 /**
  * Hosts one root run (SPEC S3.1): the registry, grant, counters and root mailbox live here and nowhere
  * else, every control operation of the tree is decided here, and the root agent's turns run here.
+ * Continues-as-new while the root is idle, before its history grows large (SPEC S7.3).
  */
-export async function rootRunWorkflow(rawInput: RootRunInput): Promise<AgentThread> {
+export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<RootRunResult> {
   let input: RootRunInput;
+  let resume: RootResume | undefined;
   try {
     input = parseInput(RootRunInput, rawInput, 'root run input');
+    resume = input.resume === undefined ? undefined : parseInput(RootResume, input.resume, 'resume');
   } catch (error) {
     throw asFailure(error);
   }
-  const state = RootRunState.create({
-    grant: input.grant,
-    name: input.spec.name,
-    task: input.spec.task,
-    tools: input.spec.tools ?? [allTools],
-    taskQueue: workflowInfo().taskQueue,
-    now: new Date().toISOString(),
-  });
+  const state = resume
+    ? new RootRunState(resume.run)
+    : RootRunState.create({
+        grant: input.grant,
+        name: input.spec.name,
+        task: input.spec.task,
+        tools: input.spec.tools ?? [allTools],
+        taskQueue: workflowInfo().taskQueue,
+        now: new Date().toISOString(),
+      });
   const rootScope: ControlScope = { rootId: state.rootId, threadId: state.rootId };
-  const host = new RootHost(state, (message) => {
-    if (message.triggerTurn) loop.requestTurn();
-  });
+  const watch = new ThreadWatch(resume?.watch);
+  let ending: 'completed' | 'cancelled' | undefined;
+  const host: RootHost = new RootHost(
+    state,
+    {
+      onMessage: (message) => {
+        if (message.triggerTurn) loop.requestTurn();
+      },
+      interrupt: () => loop.interrupt(),
+      stop: () => loop.stop(),
+      currentTurn: () => loop.state.turn,
+    },
+    { shutdownGraceMs: input.shutdownGraceMs, continueAsNewAfterEvents: input.continueAsNewAfterEvents },
+    resume?.queued,
+  );
   const showStatus = () => {
     const { live, total } = state.counters;
+    watch.record(state.root);
     upsertSearchAttributes([{ key: searchAttributes.status, value: state.root.status }]);
     setCurrentDetails(
       `**${state.root.status}** · turn ${state.root.turnsStarted} · ${live} live / ${total} spawned sub-agents`,
     );
   };
-  const loop = new ThreadLoop(
+  const loop: ThreadLoop = new ThreadLoop(
     () => state.root,
     {
       kernel: kernelFor(input.spec),
-      controls: host.rootControls(),
+      controls: {
+        // Each turn's kernel gets controls bound to that turn (SPEC S3.8).
+        spawn: (request) => host.rootControls(loop.state.turn).spawn(request),
+        spawnRemote: (request) => host.rootControls(loop.state.turn).spawnRemote(request),
+        sendMessage: (request) => host.rootControls(loop.state.turn).sendMessage(request),
+        loadThread: (threadId) => host.rootControls(loop.state.turn).loadThread(threadId),
+        listThreads: () => host.rootControls(loop.state.turn).listThreads(),
+        wait: (request) => host.rootControls(loop.state.turn).wait(request),
+      },
       takeInbox: () => state.takeRootMessages(rootScope),
       turnStarted: (turn, at) => {
         state.turnStarted(state.rootId, turn, at);
@@ -82,87 +99,58 @@ export async function rootRunWorkflow(rawInput: RootRunInput): Promise<AgentThre
         showStatus();
       },
     },
-    { turn: 0, turnRequested: true, memory: {} },
+    resume?.loop ?? { turn: 0, turnRequested: true, memory: {}, idleSince: null },
   );
 
-  const validScope = (scope: unknown) => state.caller(parseInput(ControlScope, scope, 'scope'));
-  setHandler(
-    spawnUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'spawn', request })),
-    {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(SpawnRequest, request, 'spawn request')),
-      ),
+  registerRootUpdates(host, state, {
+    finish: (status) => {
+      ending ??= status;
+      return host.shutdown();
     },
-  );
-  setHandler(
-    spawnRemoteUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'spawn-remote', request })),
-    {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(RemoteSpawnRequest, request, 'spawn request')),
-      ),
-    },
-  );
-  setHandler(
-    sendMessageUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'send-message', request })),
-    {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(SendMessageRequest, request, 'message')),
-      ),
-    },
-  );
-  setHandler(
-    waitUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'wait', request })),
-    {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(WaitRequest, request, 'wait request')),
-      ),
-    },
-  );
-  setHandler(
-    takeRootMessagesUpdate,
-    guarded((scope) => state.takeRootMessages(scope)),
-    {
-      validator: guarded((scope: unknown) => void validScope(scope)),
-    },
-  );
-  setHandler(
-    revokeGrantUpdate,
-    guarded((scope) => state.revokeGrant(scope)),
-    {
-      validator: guarded((scope: unknown) => void validScope(scope)),
-    },
-  );
+  });
   setHandler(loadThreadQuery, (scope, threadId) => answerQuery(() => state.load(scope, threadId)));
   setHandler(listThreadsQuery, (scope) => answerQuery(() => state.list(scope)));
   setHandler(runStateQuery, () => state.snapshot());
+  setHandler(threadQuery, () => state.root);
+  setHandler(interruptSignal, () => void loop.interrupt());
   setHandler(controlRequestSignal, (raw) => {
     const request = ControlRequest.safeParse(raw);
     // A signal cannot answer a malformed request: there is no valid caller to answer.
-    if (!request.success) return;
-    const { callerId, operationId, operation } = request.data;
-    host.answer(callerId, operationId, { rootId: state.rootId, threadId: callerId }, operation);
+    if (request.success) host.accept(request.data);
   });
   setHandler(threadEventSignal, (raw) => {
     const event = ThreadEvent.safeParse(raw);
     if (event.success) host.applyEvent(event.data);
     showStatus();
   });
-
+  watch.register();
   showStatus();
-  // The root stays for more turns while it has live sub-agents; idle and alone for the idle timeout, it completes.
-  while ((await loop.run(state.grant.idleTimeoutMs)) === 'idle-timeout' && state.counters.live > 0);
-  state.closeAdmission();
-  state.threadEnded(state.rootId, 'completed', new Date().toISOString());
+
+  const pastHistoryLimit = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.continueAsNewAfterEvents;
+  for (;;) {
+    const exit = await loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit });
+    if (exit === 'continue-as-new') {
+      host.releasing = true;
+      watch.release();
+      await host.drain();
+      await condition(() => allHandlersFinished() && host.idle);
+      const carried: RootResume = {
+        schemaVersion: 1,
+        run: state.snapshot(),
+        loop: loop.state,
+        watch: watch.snapshot(),
+        queued: host.queuedRequests,
+      };
+      return await continueAsNew<typeof rootRunWorkflow>({ ...input, resume: carried });
+    }
+    // Idle and alone for the idle timeout, the root completes; with live sub-agents it stays for more turns.
+    if (exit === 'stopped' || state.counters.live === 0) break;
+  }
+  const report = await host.shutdown();
+  state.threadEnded(state.rootId, ending ?? 'completed', new Date().toISOString(), true);
   showStatus();
   await host.drain();
   await condition(allHandlersFinished);
-  return state.root;
+  return { root: state.root, shutdown: report };
 }

@@ -1,13 +1,21 @@
-import { condition, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import type { ThreadLoopState } from '../domain/control';
 import { ErrorKind, KitError, kitErrorFromFailure } from '../domain/errors';
-import { allowsTool } from '../domain/schemas';
-import type { AgentThread, InterAgentMessage, TurnOutcome } from '../domain/schemas';
+import { allowsTool, type AgentThread, type InterAgentMessage, type TurnOutcome } from '../domain/schemas';
 import type { AgentControls, Kernel } from './kernel';
 
 const { runTool } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
+  // An interrupt returns only once the tool has really stopped (SPEC S4.6).
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: {
     maximumAttempts: 5,
     nonRetryableErrorTypes: ['Protocol', 'PermissionDenied', 'NotFound', 'Unsupported', 'InvalidState'],
@@ -24,20 +32,17 @@ export interface ThreadPorts {
   turnEnded(outcome: TurnOutcome, nextStatus: 'idle' | 'running'): void;
 }
 
-/** The turn-loop state a thread carries through continue-as-new. */
-export interface ThreadLoopState {
-  turn: number;
-  turnRequested: boolean;
-  memory: Record<string, string>;
-}
+/** Why a thread loop returned. */
+export type LoopExit = 'stopped' | 'idle-timeout' | 'continue-as-new';
 
 /**
  * Runs a thread's turns (SPEC S4.9): a turn starts when one is requested (the first task, or a message
- * with triggerTurn); the thread is idle in between; it ends when `stop` is set or it stays idle for
- * `idleTimeoutMs`.
+ * with triggerTurn); the thread is idle in between. A turn runs in its own cancellation scope, so an
+ * interrupt cancels its model and tool activities and leaves the thread idle and alive (SPEC S4.6).
  */
 export class ThreadLoop {
-  stopRequested = false;
+  private stopRequested = false;
+  private currentTurn: CancellationScope | undefined;
 
   constructor(
     private readonly thread: () => AgentThread,
@@ -49,39 +54,67 @@ export class ThreadLoop {
     this.state.turnRequested = true;
   }
 
-  /** Runs until stopped (returns 'stopped') or idle for too long (returns 'idle-timeout'). */
-  async run(idleTimeoutMs: number): Promise<'stopped' | 'idle-timeout'> {
+  /** Whether a turn is running now. */
+  get running(): boolean {
+    return this.currentTurn !== undefined;
+  }
+
+  /** Cancels the running turn, if any; the thread stays alive. */
+  interrupt(): { cancellationRequested: boolean; interruptedTurn?: number } {
+    if (!this.currentTurn) return { cancellationRequested: false };
+    this.currentTurn.cancel();
+    return { cancellationRequested: true, interruptedTurn: this.state.turn };
+  }
+
+  /** Ends the loop: the running turn is interrupted and no further turn starts. */
+  stop(): void {
+    this.stopRequested = true;
+    this.currentTurn?.cancel();
+  }
+
+  get stopping(): boolean {
+    return this.stopRequested;
+  }
+
+  /**
+   * Runs turns until stopped, idle for `idleTimeoutMs`, or `pause()` says to continue-as-new while idle.
+   */
+  async run(options: { idleTimeoutMs: number; pause?: () => boolean }): Promise<LoopExit> {
+    const pause = options.pause ?? (() => false);
     for (;;) {
-      const woke = await condition(() => this.state.turnRequested || this.stopRequested, idleTimeoutMs);
+      const idleFor = this.state.idleSince ? Date.now() - Date.parse(this.state.idleSince) : 0;
+      const woke = await condition(
+        () => this.state.turnRequested || this.stopRequested || pause(),
+        Math.max(1, options.idleTimeoutMs - idleFor),
+      );
       if (this.stopRequested) return 'stopped';
       if (!woke) return 'idle-timeout';
+      if (!this.state.turnRequested) return 'continue-as-new';
       await this.runTurn();
+      if (this.stopRequested) return 'stopped';
     }
   }
 
   private async runTurn(): Promise<void> {
     this.state.turnRequested = false;
+    this.state.idleSince = null;
     const turn = ++this.state.turn;
     this.ports.turnStarted(turn, new Date().toISOString());
     const inbox = this.ports.takeInbox(turn);
+    const scope = new CancellationScope();
+    this.currentTurn = scope;
     let outcome: TurnOutcome;
     try {
-      const answer = await this.ports.kernel.runTurn({
-        thread: this.thread(),
-        turn,
-        inbox,
-        controls: this.ports.controls,
-        runTool: async (name, input) => {
-          const thread = this.thread();
-          if (!allowsTool(thread.tools, name))
-            throw new KitError(
-              ErrorKind.PermissionDenied,
-              `tool ${name} is not in the allow-list of ${thread.path}`,
-            );
-          return runTool({ threadId: thread.id, name, input });
-        },
-        memory: this.state.memory,
-      });
+      const answer = await scope.run(() =>
+        this.ports.kernel.runTurn({
+          thread: this.thread(),
+          turn,
+          inbox,
+          controls: this.ports.controls,
+          runTool: (name, input) => this.runTool(name, input),
+          memory: this.state.memory,
+        }),
+      );
       outcome = {
         turn,
         status: 'completed',
@@ -90,15 +123,32 @@ export class ThreadLoop {
         endedAt: new Date().toISOString(),
       };
     } catch (error) {
-      const kitError = kitErrorFromFailure(error);
-      outcome = {
-        turn,
-        status: 'failed',
-        error: { kind: kitError?.kind ?? 'InvalidState', message: kitError?.message ?? String(error) },
-        tokens: 0,
-        endedAt: new Date().toISOString(),
-      };
+      const endedAt = new Date().toISOString();
+      if (scope.consideredCancelled || isCancellation(error)) {
+        outcome = { turn, status: 'interrupted', tokens: 0, endedAt };
+      } else {
+        const kitError = kitErrorFromFailure(error);
+        const failure = {
+          kind: kitError?.kind ?? 'InvalidState',
+          message: kitError?.message ?? String(error),
+        };
+        outcome = { turn, status: 'failed', error: failure, tokens: 0, endedAt };
+      }
+    } finally {
+      this.currentTurn = undefined;
     }
-    this.ports.turnEnded(outcome, this.state.turnRequested ? 'running' : 'idle');
+    this.state.idleSince = this.state.turnRequested ? null : outcome.endedAt;
+    this.ports.turnEnded(outcome, this.state.turnRequested && !this.stopRequested ? 'running' : 'idle');
+  }
+
+  private async runTool(name: string, input: unknown): Promise<unknown> {
+    const thread = this.thread();
+    if (!allowsTool(thread.tools, name)) {
+      throw new KitError(
+        ErrorKind.PermissionDenied,
+        `tool ${name} is not in the allow-list of ${thread.path}`,
+      );
+    }
+    return runTool({ threadId: thread.id, name, input });
   }
 }

@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ErrorKind, KitError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { loadThreadQuery, spawnUpdate } from '../../domain/messages';
-import { DelegationGrant, RootRunInput } from '../../domain/schemas';
+import { DelegationGrant, type ControlScope, type RootRunInputShape } from '../../domain/schemas';
 import { kitCall, toKitError } from '../../client/errors';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 import { randomUUID } from 'node:crypto';
@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => temporal?.close());
 
-function rootInput(): RootRunInput {
+function rootInput(): RootRunInputShape {
   const rootThreadId = newId('thread', randomUUID);
   return {
     rootThreadId,
@@ -38,7 +38,10 @@ test('a root-run workflow starts on the real server and answers a query', async 
     { rootId: input.rootThreadId, threadId: input.rootThreadId },
     input.rootThreadId,
   );
-  expect(root).toMatchObject({ ok: true, value: { id: input.rootThreadId, path: '/root', depth: 0, parentId: null } });
+  expect(root).toMatchObject({
+    ok: true,
+    value: { id: input.rootThreadId, path: '/root', depth: 0, parentId: null },
+  });
   await handle.terminate('test done');
 });
 
@@ -66,9 +69,9 @@ test('an update rejected by its validator reaches the client as a Protocol KitEr
     workflowId: input.rootThreadId,
     args: [input],
   });
-  const scope = { rootId: input.rootThreadId, threadId: input.rootThreadId };
+  const scope = { rootId: input.rootThreadId, threadId: input.rootThreadId } as ControlScope;
   const rejected = await kitCall('spawn', () =>
-    handle.executeUpdate(spawnUpdate, { args: [scope, { task: '', fork: { type: 'none' } }] }),
+    handle.executeUpdate(spawnUpdate, { args: [scope, { task: '', fork: { type: 'none' } } as never] }),
   ).catch((error: unknown) => error);
   expect(rejected).toBeInstanceOf(KitError);
   expect((rejected as KitError).kind).toBe(ErrorKind.Protocol);

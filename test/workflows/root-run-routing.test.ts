@@ -253,13 +253,11 @@ describe('remote spawn (S4.2)', () => {
     const service = await attachRun(temporal.client, taskQueue, {
       grant: { owner: 'tests', remoteTargets: { gpu: { taskQueue: remoteQueue } } },
     });
-    const remote = await service
-      .rootControls()
-      .spawnRemote({
-        target: 'gpu',
-        task: 'render',
-        kernel: script([{ type: 'tool', tool: 'echo', input: 'rendered' }]),
-      });
+    const remote = await service.rootControls().spawnRemote({
+      target: 'gpu',
+      task: 'render',
+      kernel: script([{ type: 'tool', tool: 'echo', input: 'rendered' }]),
+    });
     expect(remote).toMatchObject({ taskQueue: remoteQueue, remoteTarget: 'gpu' });
     expect((await untilTurns(service, remote.id, 1)).latestTurn?.result).toBe('rendered');
     const description = await temporal.client.workflow.getHandle(remote.id).describe();

@@ -1,0 +1,94 @@
+import { condition, setHandler } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { ThreadChange, ThreadChanges, WatchSnapshot } from '../domain/control';
+import { parseInput } from '../domain/errors';
+import { firstTurnUpdate, watchThreadUpdate } from '../domain/messages';
+import { isTerminal, type AgentThread, type TurnOutcome } from '../domain/schemas';
+import { guarded } from './failures';
+
+/** How many recent changes a thread keeps for subscribers that fall behind. */
+const changeLogLimit = 64;
+/** How long one long-poll waits before answering "nothing new": it must not hold an update slot forever. */
+const pollMs = 20_000;
+
+/**
+ * A thread's observable history for subscribers (SPEC S4.5): every status or turn change gets a version;
+ * `watch-thread` long-polls for versions after the caller's, `first-turn` waits for the retained first
+ * turn. Lives in the thread's own workflow, so subscribers never load the root run.
+ */
+export class ThreadWatch {
+  private changes: ThreadChange[];
+  private firstTurn: TurnOutcome | undefined;
+  private releasing = false;
+
+  constructor(snapshot?: WatchSnapshot) {
+    this.changes = [...(snapshot?.changes ?? [])];
+    this.firstTurn = snapshot?.firstTurn;
+  }
+
+  get version(): number {
+    return this.changes.at(-1)?.version ?? 0;
+  }
+
+  /** Records the thread's current state if it changed. */
+  record(thread: AgentThread): void {
+    const last = this.changes.at(-1);
+    if (thread.firstTurn && !this.firstTurn) this.firstTurn = thread.firstTurn;
+    if (
+      last &&
+      last.status === thread.status &&
+      last.turnsStarted === thread.turnsStarted &&
+      last.turnsCompleted === thread.turnsCompleted
+    )
+      return;
+    const change: ThreadChange = {
+      version: this.version + 1,
+      status: thread.status,
+      turnsStarted: thread.turnsStarted,
+      turnsCompleted: thread.turnsCompleted,
+      ...(thread.latestTurn ? { latestTurn: thread.latestTurn } : {}),
+      at: thread.updatedAt,
+    };
+    this.changes = [...this.changes, change].slice(-changeLogLimit);
+  }
+
+  /** Ends every pending poll now (their callers poll again, on the next run after continue-as-new). */
+  release(): void {
+    this.releasing = true;
+  }
+
+  /** Registers the `watch-thread` and `first-turn` updates. */
+  register(): void {
+    setHandler(
+      watchThreadUpdate,
+      guarded(async (afterVersion: number): Promise<ThreadChanges> => {
+        const terminal = () => this.changes.some((change) => isTerminal(change.status));
+        await condition(() => this.version > afterVersion || terminal() || this.releasing, pollMs);
+        const changes = this.changes.filter((change) => change.version > afterVersion);
+        return { changes, terminal: terminal(), resume: this.releasing };
+      }),
+      {
+        validator: guarded(
+          (afterVersion: unknown) => void parseInput(z.number().int().min(0), afterVersion, 'afterVersion'),
+        ),
+      },
+    );
+    setHandler(
+      firstTurnUpdate,
+      guarded(async (): Promise<TurnOutcome | null> => {
+        await condition(
+          () =>
+            this.firstTurn !== undefined ||
+            this.changes.some((change) => isTerminal(change.status)) ||
+            this.releasing,
+          pollMs,
+        );
+        return this.firstTurn ?? null;
+      }),
+    );
+  }
+
+  snapshot(): WatchSnapshot {
+    return { changes: [...this.changes], ...(this.firstTurn ? { firstTurn: this.firstTurn } : {}) };
+  }
+}
