@@ -11,6 +11,16 @@ export function toKitError(error: unknown, context?: string): KitError {
   if (carried) return carried;
   const message = error instanceof Error ? error.message : String(error);
   const prefix = context ? `${context}: ` : '';
+  if (error instanceof Error && error.name === 'WorkflowNotFoundError') {
+    // A run that has ended answers updates with "already completed": its controls are closed (SPEC S3.8).
+    const ended = /already completed|already finished/i.test(message);
+    return new KitError(
+      ended ? ErrorKind.Closed : ErrorKind.NotFound,
+      `${prefix}${ended ? 'the run has ended' : 'no such workflow'}: ${message}`,
+      undefined,
+      { cause: error },
+    );
+  }
   if (isGrpcServiceError(error) || (error instanceof Error && error.name === 'ServiceError')) {
     return new KitError(ErrorKind.Integration, `${prefix}Temporal service error: ${message}`, undefined, {
       cause: error,

@@ -23,6 +23,9 @@ export async function createAgentWorker(options: {
     activities: options.activities ?? {},
     ...(options.workflows ?? { workflowsPath }),
     ...(options.identity ? { identity: options.identity } : {}),
+    // Heartbeats carry interrupts to running tools: flush them within a second, not the SDK's 30 s.
+    maxHeartbeatThrottleInterval: '1 second',
+    defaultHeartbeatThrottleInterval: '1 second',
     ...options.extra,
   });
 }
