@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { KitError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
@@ -64,3 +65,13 @@ export const durableSnapshot = (state: RootRunState): RunSnapshot =>
 
 /** The state a continue-as-new would resume with. */
 export const restored = (state: RootRunState): RootRunState => new RootRunState(durableSnapshot(state));
+
+/**
+ * fast-check settings for domain properties: verbose, so a failure prints its seed, path and shrunk
+ * counterexample; FC_SEED and FC_PATH (from that report) replay a failure exactly.
+ */
+export const propertyParameters = (numRuns: number): fc.Parameters<unknown> => ({
+  numRuns,
+  verbose: fc.VerbosityLevel.Verbose,
+  ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH } : {}),
+});
