@@ -108,7 +108,8 @@ export class RootRunState {
   constructor(snapshot: RunSnapshot) {
     this.currentGrant = snapshot.grant;
     this.rootId = snapshot.grant.rootThreadId;
-    for (const record of snapshot.records) this.records.set(record.thread.id, record);
+    // Records are mutated in place (counters), so copy them: a snapshot must not share state with a run.
+    for (const record of snapshot.records) this.records.set(record.thread.id, { ...record });
     this.requestIndex = { ...snapshot.requestIndex };
     this.recipientSeq = { ...snapshot.recipientSeq };
     this.rootMailbox = [...snapshot.rootMailbox];
@@ -174,7 +175,7 @@ export class RootRunState {
     return {
       schemaVersion: 1,
       grant: this.grant,
-      records: [...this.records.values()],
+      records: [...this.records.values()].map((record) => ({ ...record })),
       requestIndex: { ...this.requestIndex },
       recipientSeq: { ...this.recipientSeq },
       rootMailbox: [...this.rootMailbox],
@@ -316,11 +317,16 @@ export class RootRunState {
         });
       }
     }
-    const name = request.name ?? `agent-${this.counters.total + 1}`;
-    const sibling = this.threads().find(
-      (thread) => thread.parentId === parent.thread.id && thread.name === name && !isTerminal(thread.status),
-    );
-    if (sibling)
+    const liveSibling = (name: string) =>
+      this.threads().some(
+        (thread) =>
+          thread.parentId === parent.thread.id && thread.name === name && !isTerminal(thread.status),
+      );
+    // A generated name skips names a sibling took explicitly: only an explicit name can conflict.
+    let generated = this.counters.total + 1;
+    while (!request.name && liveSibling(`agent-${generated}`)) generated += 1;
+    const name = request.name ?? `agent-${generated}`;
+    if (liveSibling(name))
       throw new KitError(ErrorKind.Conflict, `${parent.thread.path} already has a live child named ${name}`);
     const requested = request.limits ?? {};
     const limits: AgentLimits = {
