@@ -481,7 +481,8 @@ export class RootRunState {
     if (!record || isTerminal(record.thread.status) || outcome.turn <= record.thread.turnsCompleted) return;
     record.thread = {
       ...record.thread,
-      status: nextStatus,
+      // A later turn already started (its event overtook this one): the thread is still running.
+      status: record.thread.turnsStarted > outcome.turn ? 'running' : nextStatus,
       turnsStarted: Math.max(record.thread.turnsStarted, outcome.turn),
       turnsCompleted: outcome.turn,
       latestTurn: outcome,

@@ -255,7 +255,7 @@ function step(state: RootRunState, model: Model, command: Command): RootRunState
       // names an unknown thread, which must change nothing.
       const target = model.threads.length > 1 ? at(model.threads.slice(1), command.thread) : undefined;
       const before = JSON.stringify(state.snapshot());
-      state.threadEnded(target?.id ?? `thread_${hex(model.nextId++, 'b')}`, command.status, now);
+      state.threadEnded(target?.id ?? `thread_${hex(model.nextId++, 'b')}`, command.status, now, true);
       if (!target || target.terminal) expect(JSON.stringify(state.snapshot())).toBe(before);
       if (target) target.terminal = true;
       return state;

@@ -116,7 +116,7 @@ describe('admission (SPEC S4.1)', () => {
   test('a terminal thread cannot spawn', () => {
     const state = newRun();
     const child = spawn(state, state.rootId, { task: 'x', name: 'done' });
-    state.threadEnded(child.id, 'completed', now);
+    state.threadEnded(child.id, 'completed', now, true);
     const error = kitErrorOf(() => spawn(state, child.id));
     expect(error.kind).toBe(ErrorKind.Closed);
     expect(error.message).toContain('/root/done');
@@ -145,14 +145,14 @@ describe('admission (SPEC S4.1)', () => {
     expect(error.kind).toBe(ErrorKind.QuotaExceeded);
     expect(error.message).toBe('maxConcurrent 2 reached in root run: 2 threads are live');
     expect(error.details).toEqual({ limit: 'maxConcurrent', value: 2 });
-    state.threadEnded(a.id, 'cancelled', now);
+    state.threadEnded(a.id, 'cancelled', now, true);
     spawn(state, state.rootId);
   });
 
   test('maxTotal counts lifetime spawns: ending threads does not free it', () => {
     const state = newRun({ maxTotal: 2 });
-    state.threadEnded(spawn(state, state.rootId).id, 'completed', now);
-    state.threadEnded(spawn(state, state.rootId).id, 'failed', now);
+    state.threadEnded(spawn(state, state.rootId).id, 'completed', now, true);
+    state.threadEnded(spawn(state, state.rootId).id, 'failed', now, true);
     const error = kitErrorOf(() => spawn(state, state.rootId));
     expect(error.kind).toBe(ErrorKind.QuotaExceeded);
     expect(error.message).toBe('maxTotal 2 reached in root run: no more spawns in its lifetime');
@@ -201,9 +201,9 @@ describe('admission (SPEC S4.1)', () => {
     expect(kitErrorOf(() => spawn(state, worker.id)).message).toBe(
       'maxDepth 2 reached: thread /root/lead/worker cannot spawn',
     );
-    state.threadEnded(worker.id, 'completed', now);
+    state.threadEnded(worker.id, 'completed', now, true);
     spawn(state, lead.id);
-    state.threadEnded(state.list(scopeOf(state, lead.id))[2]!.id, 'completed', now);
+    state.threadEnded(state.list(scopeOf(state, lead.id))[2]!.id, 'completed', now, true);
     expect(kitErrorOf(() => spawn(state, lead.id)).message).toBe(
       'maxTotal 2 reached in subtree /root/lead: no more spawns in its lifetime',
     );
@@ -241,7 +241,7 @@ describe('admission (SPEC S4.1)', () => {
     expect(error.message).toBe('/root already has a live child named scout');
     expect(state.counters.total).toBe(1);
     expect(spawn(state, first.id, { task: 'y', name: 'scout' }).path).toBe('/root/scout/scout');
-    state.threadEnded(first.id, 'completed', now);
+    state.threadEnded(first.id, 'completed', now, true);
     expect(spawn(state, state.rootId, { task: 'y', name: 'scout' }).path).toBe('/root/scout');
   });
 
@@ -396,7 +396,7 @@ describe('messages (SPEC S4.3, S3.7)', () => {
   test('a terminal recipient or sender is Closed, and the rejection uses no sequence number', () => {
     const { state, a, a1 } = family();
     expect(message(state, a.id, a1.id).seq).toBe(1);
-    state.threadEnded(a1.id, 'completed', now);
+    state.threadEnded(a1.id, 'completed', now, true);
     const error = kitErrorOf(() => message(state, a.id, a1.id));
     expect(error.kind).toBe(ErrorKind.Closed);
     expect(error.message).toContain('/root/a/a1 is completed');
@@ -468,7 +468,7 @@ describe('lifecycle events', () => {
     state.turnEnded(child.id, outcome(1), 'idle');
     state.turnStarted(child.id, 1, '2030-01-01T00:00:02.000Z');
     expect(state.record(child.id)!.thread).toMatchObject({ status: 'idle', turnsStarted: 1 });
-    state.threadEnded(child.id, 'completed', now);
+    state.threadEnded(child.id, 'completed', now, true);
     state.turnStarted(child.id, 2, now);
     expect(state.record(child.id)!.thread).toMatchObject({ status: 'completed', turnsStarted: 1 });
     const before = durableSnapshot(state);
@@ -504,7 +504,7 @@ describe('lifecycle events', () => {
     state.turnEnded(child.id, outcome(1, 10), 'running');
     expect(state.record(child.id)!.thread.status).toBe('idle');
     expect(state.counters.tokens).toBe(10);
-    state.threadEnded(child.id, 'failed', now);
+    state.threadEnded(child.id, 'failed', now, true);
     state.turnEnded(child.id, outcome(2, 10), 'idle');
     expect(state.record(child.id)!.thread).toMatchObject({ status: 'failed', turnsCompleted: 1 });
     expect(state.counters.tokens).toBe(10);
@@ -515,8 +515,8 @@ describe('lifecycle events', () => {
     const a = spawn(state, state.rootId);
     const a1 = spawn(state, a.id);
     const a11 = spawn(state, a1.id);
-    state.threadEnded(a11.id, 'cancelled', now);
-    state.threadEnded(a11.id, 'completed', now);
+    state.threadEnded(a11.id, 'cancelled', now, true);
+    state.threadEnded(a11.id, 'completed', now, true);
     expect(state.record(a11.id)!.thread.status).toBe('cancelled');
     expect([a1, a].map((thread) => state.record(thread.id)!.subtreeLive)).toEqual([0, 1]);
     expect([a1, a].map((thread) => state.record(thread.id)!.subtreeTotal)).toEqual([1, 2]);
@@ -526,7 +526,7 @@ describe('lifecycle events', () => {
   test('threadEnded with a non-terminal status is ignored', () => {
     const state = newRun();
     const child = spawn(state, state.rootId);
-    state.threadEnded(child.id, 'idle', now);
+    state.threadEnded(child.id, 'idle', now, true);
     expect(state.record(child.id)!.thread.status).toBe('pending');
     expect(state.counters.live).toBe(1);
   });
@@ -549,7 +549,7 @@ describe('snapshot', () => {
     const a = spawn(state, state.rootId, { task: 'x', name: 'a', requestId });
     const a1 = spawn(state, a.id, { task: 'x', name: 'a1' });
     const b = spawn(state, state.rootId, { task: 'x', name: 'b' });
-    state.threadEnded(b.id, 'completed', now);
+    state.threadEnded(b.id, 'completed', now, true);
     state.turnEnded(a1.id, outcome(1, 30), 'idle');
     message(state, a.id, state.rootId, 'pending for the root');
     message(state, state.rootId, a1.id);
