@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ReconcileRequest,
   unwrapAnswer,
+  waitAcrossRuns,
   WaitRequest,
   type AgentInterruptReceipt,
   type ReconcileRequestInput,
@@ -346,7 +347,9 @@ export class ThreadControls {
   /** SPEC S4.7: the threads' latest turns once one ends a turn or is terminal; `timedOut` otherwise. */
   async wait(request: WaitRequestInput): Promise<WaitResult> {
     const parsed = parseInput(WaitRequest, request, 'wait request');
-    return kitCall('wait', () => this.handle.executeUpdate(waitUpdate, { args: [this.scope, parsed] }));
+    return waitAcrossRuns(parsed, (once) =>
+      kitCall('wait', () => this.handle.executeUpdate(waitUpdate, { args: [this.scope, once] })),
+    );
   }
 
   /** SPEC S4.6: cancels the thread's running turn (its activities too); the thread stays alive and idle. */

@@ -270,3 +270,32 @@ export type ReconcileResult = z.infer<typeof ReconcileResult>;
 /** What a root run returns when it ends. */
 export const RootRunResult = z.object({ root: AgentThread, shutdown: ShutdownReport.optional() }).strict();
 export type RootRunResult = z.infer<typeof RootRunResult>;
+
+/**
+ * A side effect the root run owes the tree: start a thread, deliver to it, interrupt or close it, or
+ * answer an agent. Serializable, so effects decided while the run prepares to continue-as-new are
+ * carried into the next run and performed there, in order.
+ */
+export const OutboxItem = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('start'), threadId: ThreadId, spec: AgentSpec }).strict(),
+  z.object({ type: z.literal('deliver'), message: InterAgentMessage }).strict(),
+  z.object({ type: z.literal('interrupt'), threadId: ThreadId }).strict(),
+  z.object({ type: z.literal('close'), threadId: ThreadId }).strict(),
+  z.object({ type: z.literal('respond'), callerId: ThreadId, response: ControlResponse }).strict(),
+]);
+export type OutboxItem = z.infer<typeof OutboxItem>;
+
+/**
+ * Repeats a wait that ended early because the root run continued-as-new (`resume`), for the time that
+ * is left, so callers only ever see a real outcome or a real timeout.
+ */
+export async function waitAcrossRuns(
+  request: WaitRequest,
+  once: (request: WaitRequest) => Promise<WaitResult>,
+): Promise<WaitResult> {
+  const deadline = Date.now() + request.timeoutMs;
+  for (;;) {
+    const { resume, ...result } = await once({ ...request, timeoutMs: Math.max(0, deadline - Date.now()) });
+    if (!resume) return result;
+  }
+}

@@ -3,6 +3,7 @@ import { ErrorKind, KitError, parseInput } from './errors';
 import { parseId, relatedId, ThreadId } from './ids';
 import {
   ControlRequest,
+  OutboxItem,
   ShutdownReport,
   ThreadLoopState,
   WatchSnapshot,
@@ -640,6 +641,7 @@ export const RootResume = z
     loop: ThreadLoopState,
     watch: WatchSnapshot,
     queued: z.array(ControlRequest),
+    outbox: z.array(OutboxItem),
   })
   .strict();
 export type RootResume = z.infer<typeof RootResume>;

@@ -18,6 +18,8 @@ import {
   type ControlResponse,
   type ThreadEvent,
   type WaitResult,
+  WaitRequest,
+  waitAcrossRuns,
 } from '../domain/control';
 import { parseInput } from '../domain/errors';
 import { Mailbox } from '../domain/mailbox';
@@ -95,7 +97,11 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     sendMessage: async (request) => (await call({ type: 'send-message', request })) as InterAgentMessage,
     loadThread: async (threadId) => (await call({ type: 'load-thread', threadId })) as AgentThread | null,
     listThreads: async () => (await call({ type: 'list-threads' })) as AgentThread[],
-    wait: async (request) => (await call({ type: 'wait', request })) as WaitResult,
+    wait: (request) =>
+      waitAcrossRuns(
+        parseInput(WaitRequest, request, 'wait request'),
+        async (once) => (await call({ type: 'wait', request: once })) as WaitResult,
+      ),
   };
 
   const loop = new ThreadLoop(

@@ -15,6 +15,7 @@ import {
   type AgentInterruptReceipt,
   type ControlOperationInput,
   type ControlRequest,
+  type OutboxItem,
   type ControlResults,
   type ReconcileResult,
   type ShutdownReport,
@@ -22,7 +23,7 @@ import {
   type WaitResult,
 } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { newId, parseId } from '../domain/ids';
+import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
   closeThreadSignal,
   controlResponseSignal,
@@ -53,6 +54,7 @@ export class RootHost {
   /** Set while the run prepares to continue-as-new: control requests queue up, long polls answer early. */
   releasing = false;
   private readonly queued: ControlRequest[] = [];
+  private readonly outbox: OutboxItem[] = [];
   private shutdownDone: Promise<ShutdownReport> | undefined;
 
   constructor(
@@ -65,14 +67,48 @@ export class RootHost {
       currentTurn(): number;
     },
     private readonly options: { shutdownGraceMs: number; continueAsNewAfterEvents: number },
-    queued: ControlRequest[] = [],
+    carried: { queued: ControlRequest[]; outbox: OutboxItem[] } = { queued: [], outbox: [] },
   ) {
-    for (const request of queued) this.accept(request);
+    for (const item of carried.outbox) this.perform(item);
+    for (const request of carried.queued) this.accept(request);
   }
 
-  /** Control requests that arrived while releasing, to carry into the next run. */
-  get queuedRequests(): ControlRequest[] {
-    return [...this.queued];
+  /** Control requests and side effects that arrived while releasing, to carry into the next run. */
+  get carried(): { queued: ControlRequest[]; outbox: OutboxItem[] } {
+    return { queued: [...this.queued], outbox: [...this.outbox] };
+  }
+
+  /**
+   * Performs a side effect now, or — while the run prepares to continue-as-new — keeps it for the next
+   * run, so a steady stream of requests can never keep the run from continuing-as-new.
+   */
+  private perform(item: OutboxItem): void {
+    if (this.releasing) {
+      this.outbox.push(item);
+      return;
+    }
+    switch (item.type) {
+      case 'start':
+        return this.startThread(this.state.record(item.threadId)!, item.spec);
+      case 'deliver':
+        return this.signalThread(item.message.recipient, (handle) =>
+          handle.signal(deliverMessageSignal, item.message),
+        );
+      case 'interrupt':
+        return this.signalThread(item.threadId, (handle) => handle.signal(interruptSignal));
+      case 'close':
+        return this.signalThread(item.threadId, (handle) =>
+          handle.signal(closeThreadSignal, { reason: 'closed' }),
+        );
+      case 'respond':
+        return this.track(
+          getExternalWorkflowHandle(item.callerId)
+            .signal(controlResponseSignal, item.response)
+            .catch((error: unknown) =>
+              log.warn('answer to agent failed', { callerId: item.callerId, error: String(error) }),
+            ),
+        );
+    }
   }
 
   /** Takes an agent's control request: answered now, or queued while the run is about to continue-as-new. */
@@ -94,8 +130,7 @@ export class RootHost {
     const target = this.state.interruptTarget(scope, threadId);
     if (target.thread.id === this.state.rootId) return { thread: target.thread.id, ...this.root.interrupt() };
     const running = target.thread.status === 'running';
-    if (!isTerminal(target.thread.status))
-      this.signalThread(target.thread.id, (handle) => handle.signal(interruptSignal));
+    if (!isTerminal(target.thread.status)) this.perform({ type: 'interrupt', threadId: target.thread.id });
     return {
       thread: target.thread.id,
       cancellationRequested: running,
@@ -142,8 +177,7 @@ export class RootHost {
   }
 
   private stopThreads(records: ThreadRecord[]): void {
-    for (const record of records)
-      this.signalThread(record.thread.id, (handle) => handle.signal(closeThreadSignal, { reason: 'closed' }));
+    for (const record of records) this.perform({ type: 'close', threadId: record.thread.id });
   }
 
   /** Signals a thread's workflow once it has started; a thread that is gone already is not an error. */
@@ -224,7 +258,7 @@ export class RootHost {
         } catch (error) {
           response = { operationId, error: errorAnswer(error) };
         }
-        await getExternalWorkflowHandle(callerId).signal(controlResponseSignal, response);
+        this.perform({ type: 'respond', callerId: callerId as ThreadId, response });
       })(),
     );
   }
@@ -266,7 +300,11 @@ export class RootHost {
     const { record, request: admitted } = admission;
     if (!admission.existing) {
       const { task, name, instructions, model, kernel } = admitted;
-      this.startThread(record, { task, name, instructions, model, kernel, tools: record.thread.tools });
+      this.perform({
+        type: 'start',
+        threadId: record.thread.id,
+        spec: { task, name, instructions, model, kernel, tools: record.thread.tools },
+      });
     }
     return record.thread;
   }
@@ -318,16 +356,7 @@ export class RootHost {
       this.root.onMessage(message);
     } else {
       if (message.triggerTurn) this.state.turnRequested(message.recipient);
-      const started = this.started.get(message.recipient) ?? Promise.resolve();
-      this.track(
-        started.then(() =>
-          getExternalWorkflowHandle(message.recipient)
-            .signal(deliverMessageSignal, message)
-            .catch((error: unknown) =>
-              log.warn('message delivery failed', { messageId: message.id, error: String(error) }),
-            ),
-        ),
-      );
+      this.perform({ type: 'deliver', message });
     }
     return message;
   }

@@ -66,7 +66,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       currentTurn: () => loop.state.turn,
     },
     { shutdownGraceMs: input.shutdownGraceMs, continueAsNewAfterEvents: input.continueAsNewAfterEvents },
-    resume?.queued,
+    resume,
   );
   const showStatus = () => {
     const { live, total } = state.counters;
@@ -140,7 +140,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         run: state.snapshot(),
         loop: loop.state,
         watch: watch.snapshot(),
-        queued: host.queuedRequests,
+        ...host.carried,
       };
       return await continueAsNew<typeof rootRunWorkflow>({ ...input, resume: carried });
     }

@@ -259,16 +259,11 @@ describe('close, shutdown, complete (S4.8, S3.5, S3.8)', () => {
 
   test('close ends a descendant and its subtree as cancelled', async () => {
     const service = await attachRun(temporal.client, taskQueue);
-    const lead = await service
-      .rootControls()
-      .spawn({
-        task: 'lead',
-        name: 'lead',
-        kernel: script([
-          { type: 'spawn', request: { task: 'help', name: 'helper' } },
-          slowStep(randomUUID()),
-        ]),
-      });
+    const lead = await service.rootControls().spawn({
+      task: 'lead',
+      name: 'lead',
+      kernel: script([{ type: 'spawn', request: { task: 'help', name: 'helper' } }, slowStep(randomUUID())]),
+    });
     const helper = await eventually(
       () => service.rootControls().listThreads(),
       (threads) => threads.length === 3,
