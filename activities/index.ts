@@ -1,24 +1,35 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { KitError } from '../domain/errors';
+import { clipOutput, maxToolOutputChars } from '../domain/transcript';
+import { createModelActivities } from './model';
+import { createModelProvider, type ModelProvider } from './providers';
 import { builtinTools, runRegisteredTool, type ToolDefinition } from './tools';
 
 export { builtinTools, defineTool, type ToolDefinition } from './tools';
+export { createModelProvider, loadModelConfig, type ModelProvider } from './providers';
 
 /** What activities need from the process that hosts them. */
 export interface ActivityDependencies {
   /** User tools, in addition to (and overriding) the built-in ones. */
   tools?: readonly ToolDefinition[];
+  /** The model provider (SPEC S6.3); the scripted model when omitted. */
+  model?: ModelProvider;
 }
 
 /** The activities of an agents-kit worker. */
 export function createActivities(dependencies: ActivityDependencies = {}) {
   const userNames = new Set((dependencies.tools ?? []).map((tool) => tool.name));
   const tools = [...(dependencies.tools ?? []), ...builtinTools.filter((tool) => !userNames.has(tool.name))];
+  const model = dependencies.model ?? createModelProvider({ AGENTS_KIT_MODEL_PROVIDER: 'scripted' });
   return {
+    ...createModelActivities({ provider: model, tools }),
     /** Runs one tool call of a thread's turn. KitErrors cross to the workflow typed by kind. */
     async runTool(call: { threadId: string; name: string; input: unknown }): Promise<unknown> {
       try {
-        return await runRegisteredTool(tools, call.name, call.input);
+        const output = await runRegisteredTool(tools, call.name, call.input);
+        // Large outputs are cut here, so they never enter workflow history whole (SPEC S7.5).
+        const text = typeof output === 'string' ? output : JSON.stringify(output ?? null);
+        return text.length > maxToolOutputChars ? clipOutput(text) : output;
       } catch (error) {
         if (error instanceof KitError) throw error.toFailure();
         if (error instanceof ApplicationFailure) throw error;

@@ -46,6 +46,13 @@ export const builtinTools: ToolDefinition[] = [
     },
   }),
   defineTool({
+    name: 'publish',
+    description: 'Publishes a text under a title for everyone to read. A person must approve it first.',
+    input: z.object({ title: z.string().min(1).max(200) }).strict(),
+    needsApproval: true,
+    run: async ({ title }) => `published "${title}"`,
+  }),
+  defineTool({
     name: 'word_count',
     description: 'Counts the words of a text.',
     input: z.object({ text: z.string() }).strict(),

@@ -51,6 +51,7 @@ import {
   SpawnRequest,
   type AgentThread,
   type ControlScope,
+  type AgentSpecInput,
   type DelegationGrantInput,
   type InterAgentMessage,
   type RemoteSpawnRequestInput,
@@ -70,7 +71,7 @@ export interface AttachOptions {
   /** Who attaches: must be the grant's owner. */
   owner: string;
   /** The root agent. */
-  root: AgentSpec;
+  root: AgentSpecInput;
   /** The delegation grant; its rootThreadId, when given, must be the new root's id. */
   grant: Omit<DelegationGrantInput, 'rootThreadId'> & { rootThreadId?: string };
   /** The root thread id; a new one when omitted. */

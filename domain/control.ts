@@ -53,6 +53,9 @@ export const ControlOperation = z.discriminatedUnion('type', [
   z.object({ type: z.literal('load-thread'), threadId: z.string() }).strict(),
   z.object({ type: z.literal('list-threads') }).strict(),
   z.object({ type: z.literal('wait'), request: WaitRequest }).strict(),
+  z.object({ type: z.literal('interrupt'), threadId: z.string() }).strict(),
+  z.object({ type: z.literal('close'), threadId: z.string() }).strict(),
+  z.object({ type: z.literal('charge'), tokens: z.number().int().min(0) }).strict(),
 ]);
 export type ControlOperation = z.infer<typeof ControlOperation>;
 export type ControlOperationInput = z.input<typeof ControlOperation>;
@@ -65,6 +68,9 @@ export interface ControlResults {
   'load-thread': AgentThread | null;
   'list-threads': AgentThread[];
   wait: WaitResult;
+  interrupt: AgentInterruptReceipt;
+  close: AgentThread[];
+  charge: { remaining: number };
 }
 
 /** An agent's request to the root run. The caller is the sending workflow's own thread id, set by workflow code. */

@@ -495,6 +495,32 @@ export class RootRunState {
     }
   }
 
+  /**
+   * SPEC S6.4: charges tokens a thread used mid-turn to it and every ancestor; once any budget on the
+   * way up is used up, the caller's turn must end (QuotaExceeded) and spawns there are refused.
+   */
+  charge(scope: ControlScope, tokens: number): { remaining: number } {
+    const caller = this.caller(scope);
+    let remaining = Infinity;
+    for (let charged: ThreadRecord | undefined = caller; charged; charged = this.parentOf(charged)) {
+      charged.subtreeTokens += tokens;
+      remaining = Math.min(remaining, charged.limits.budgetTokens - charged.subtreeTokens);
+    }
+    for (let limiter: ThreadRecord | undefined = caller; limiter; limiter = this.parentOf(limiter)) {
+      if (limiter.subtreeTokens >= limiter.limits.budgetTokens) {
+        const where = limiter.thread.id === this.rootId ? 'root run' : `subtree ${limiter.thread.path}`;
+        throw quota(
+          `token budget ${limiter.limits.budgetTokens} exhausted in ${where}: ${limiter.subtreeTokens} tokens used`,
+          {
+            limit: 'budgetTokens',
+            value: limiter.limits.budgetTokens,
+          },
+        );
+      }
+    }
+    return { remaining };
+  }
+
   /** A message with triggerTurn went to `threadId`: an idle thread is running again from now on. */
   turnRequested(threadId: string): void {
     const record = this.records.get(threadId);

@@ -85,6 +85,8 @@ export const KernelSpec = z.discriminatedUnion('type', [
   z
     .object({ type: z.literal('scripted'), turns: z.array(z.array(ScriptStep).max(1000)).min(1).max(1000) })
     .strict(),
+  /** The model loop (SPEC S6.1) on the worker's configured provider; `maxSteps` bounds model calls per turn. */
+  z.object({ type: z.literal('model'), maxSteps: z.number().int().min(1).max(200).default(24) }).strict(),
 ]);
 export type KernelSpec = z.infer<typeof KernelSpec>;
 
@@ -97,9 +99,15 @@ export const AgentSpec = z
     model: z.string().min(1).max(200).optional(),
     tools: z.array(z.string().min(1).max(100)).max(200).optional(),
     kernel: KernelSpec.optional(),
+    /** Conversation the agent starts with (a fork of its parent's: user and assistant text only). */
+    history: z
+      .array(z.object({ role: z.enum(['user', 'assistant']), text: z.string().max(100_000) }).strict())
+      .max(200)
+      .optional(),
   })
   .strict();
 export type AgentSpec = z.infer<typeof AgentSpec>;
+export type AgentSpecInput = z.input<typeof AgentSpec>;
 
 /** SPEC S4.1. The caller's identity is never part of the request: it comes from the scope. */
 export const SpawnRequest = AgentSpec.extend({

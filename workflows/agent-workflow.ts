@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import {
   AgentInput,
+  type AgentInterruptReceipt,
   type AgentInputShape,
   ControlRequest,
   fromErrorAnswer,
@@ -97,6 +98,9 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     sendMessage: async (request) => (await call({ type: 'send-message', request })) as InterAgentMessage,
     loadThread: async (threadId) => (await call({ type: 'load-thread', threadId })) as AgentThread | null,
     listThreads: async () => (await call({ type: 'list-threads' })) as AgentThread[],
+    interrupt: async (threadId) => (await call({ type: 'interrupt', threadId })) as AgentInterruptReceipt,
+    close: async (threadId) => (await call({ type: 'close', threadId })) as AgentThread[],
+    charge: async (tokens) => (await call({ type: 'charge', tokens })) as { remaining: number },
     wait: (request) =>
       waitAcrossRuns(
         parseInput(WaitRequest, request, 'wait request'),
@@ -108,7 +112,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     () => thread,
     {
       kernel: kernelFor(input.spec),
-      controls,
+      controls: () => controls,
       takeInbox: (turn) => mailbox.take(turn),
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });

@@ -1,4 +1,4 @@
-import type { WaitRequestInput, WaitResult } from '../domain/control';
+import type { AgentInterruptReceipt, WaitRequestInput, WaitResult } from '../domain/control';
 import type {
   AgentThread,
   InterAgentMessage,
@@ -18,6 +18,10 @@ export interface AgentControls {
   loadThread(threadId: string): Promise<AgentThread | null>;
   listThreads(): Promise<AgentThread[]>;
   wait(request: WaitRequestInput): Promise<WaitResult>;
+  interrupt(threadId: string): Promise<AgentInterruptReceipt>;
+  close(threadId: string): Promise<AgentThread[]>;
+  /** Charges tokens used so far in this turn; throws QuotaExceeded once the budget is spent (SPEC S6.4). */
+  charge(tokens: number): Promise<{ remaining: number }>;
 }
 
 /** What a kernel gets for one turn. */

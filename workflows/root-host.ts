@@ -223,6 +223,12 @@ export class RootHost {
         return this.state.list(scope);
       case 'wait':
         return this.wait(scope, operation.request);
+      case 'interrupt':
+        return this.interrupt(scope, operation.threadId);
+      case 'close':
+        return this.close(scope, operation.threadId);
+      case 'charge':
+        return this.state.charge(scope, operation.tokens);
     }
   }
 
@@ -245,6 +251,9 @@ export class RootHost {
       loadThread: async (threadId) => execute(scope, { type: 'load-thread', threadId }),
       listThreads: async () => execute(scope, { type: 'list-threads' }),
       wait: async (request) => execute(scope, { type: 'wait', request }),
+      interrupt: async (threadId) => execute(scope, { type: 'interrupt', threadId }),
+      close: async (threadId) => execute(scope, { type: 'close', threadId }),
+      charge: async (tokens) => execute(scope, { type: 'charge', tokens }),
     };
   }
 
@@ -299,11 +308,11 @@ export class RootHost {
     });
     const { record, request: admitted } = admission;
     if (!admission.existing) {
-      const { task, name, instructions, model, kernel } = admitted;
+      const { task, name, instructions, model, kernel, history } = admitted;
       this.perform({
         type: 'start',
         threadId: record.thread.id,
-        spec: { task, name, instructions, model, kernel, tools: record.thread.tools },
+        spec: { task, name, instructions, model, kernel, history, tools: record.thread.tools },
       });
     }
     return record.thread;

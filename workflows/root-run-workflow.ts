@@ -80,15 +80,8 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     () => state.root,
     {
       kernel: kernelFor(input.spec),
-      controls: {
-        // Each turn's kernel gets controls bound to that turn (SPEC S3.8).
-        spawn: (request) => host.rootControls(loop.state.turn).spawn(request),
-        spawnRemote: (request) => host.rootControls(loop.state.turn).spawnRemote(request),
-        sendMessage: (request) => host.rootControls(loop.state.turn).sendMessage(request),
-        loadThread: (threadId) => host.rootControls(loop.state.turn).loadThread(threadId),
-        listThreads: () => host.rootControls(loop.state.turn).listThreads(),
-        wait: (request) => host.rootControls(loop.state.turn).wait(request),
-      },
+      // Each turn's kernel gets controls bound to that turn (SPEC S3.8).
+      controls: (turn) => host.rootControls(turn),
       takeInbox: () => state.takeRootMessages(rootScope),
       turnStarted: (turn, at) => {
         state.turnStarted(state.rootId, turn, at);

@@ -25,7 +25,8 @@ const { runTool } = proxyActivities<ReturnType<typeof createActivities>>({
 /** Where a thread's turn inputs come from and where its lifecycle is reported. */
 export interface ThreadPorts {
   kernel: Kernel;
-  controls: AgentControls;
+  /** The controls for one turn; a root turn's controls stop working when the turn is over (SPEC S3.8). */
+  controls(turn: number): AgentControls;
   /** Messages waiting for this thread, taken at the start of a turn. */
   takeInbox(turn: number): InterAgentMessage[];
   turnStarted(turn: number, at: string): void;
@@ -110,7 +111,7 @@ export class ThreadLoop {
           thread: this.thread(),
           turn,
           inbox,
-          controls: this.ports.controls,
+          controls: this.ports.controls(turn),
           runTool: (name, input) => this.runTool(name, input),
           memory: this.state.memory,
         }),

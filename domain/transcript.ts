@@ -1,0 +1,87 @@
+import { z } from 'zod';
+
+/** One tool call a model asked for. */
+export const ModelToolCall = z.object({ id: z.string(), name: z.string(), input: z.unknown() }).strict();
+export type ModelToolCall = z.infer<typeof ModelToolCall>;
+
+/** A thread's model conversation, in a provider-neutral form (converted to the provider's in the activity). */
+export const TranscriptEntry = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('user'), text: z.string() }).strict(),
+  z.object({ role: z.literal('assistant'), text: z.string(), toolCalls: z.array(ModelToolCall) }).strict(),
+  z
+    .object({
+      role: z.literal('tool'),
+      results: z.array(
+        z.object({ id: z.string(), name: z.string(), output: z.string(), isError: z.boolean() }).strict(),
+      ),
+    })
+    .strict(),
+]);
+export type TranscriptEntry = z.infer<typeof TranscriptEntry>;
+
+/** A model call: the activity adds the definitions of the agent-control tools and the allowed user tools. */
+export const ModelCallInput = z
+  .object({
+    threadId: z.string(),
+    model: z.string().optional(),
+    system: z.string(),
+    transcript: z.array(TranscriptEntry),
+    agentTools: z.boolean(),
+    userTools: z.array(z.string()),
+  })
+  .strict();
+export type ModelCallInput = z.infer<typeof ModelCallInput>;
+
+export const ModelCallOutput = z
+  .object({
+    text: z.string(),
+    toolCalls: z.array(ModelToolCall.extend({ needsApproval: z.boolean() })),
+    tokens: z.number().int().min(0),
+    model: z.string(),
+    scripted: z.boolean(),
+  })
+  .strict();
+export type ModelCallOutput = z.infer<typeof ModelCallOutput>;
+
+/** How large one tool output may be in the transcript before it is cut (the rest is summarised as a note). */
+export const maxToolOutputChars = 16_000;
+/** The transcript sent in one model call stays well under Temporal's payload limit (SPEC S7.5). */
+export const maxTranscriptChars = 128_000;
+
+const sizeOf = (entry: TranscriptEntry): number => JSON.stringify(entry).length;
+
+/** Cuts a long tool output, saying how much was left out, so one result cannot fill the payload. */
+export function clipOutput(output: string, limit = maxToolOutputChars): string {
+  if (output.length <= limit) return output;
+  return `${output.slice(0, limit)}\n…[${output.length - limit} more characters omitted by agents-kit: output too large]`;
+}
+
+/**
+ * The transcript to keep and send (SPEC S7.5): the first user message (the task) and as many recent
+ * entries as fit in `limit` characters, never splitting a tool call from its results.
+ */
+export function trimTranscript(
+  entries: readonly TranscriptEntry[],
+  limit = maxTranscriptChars,
+): TranscriptEntry[] {
+  if (entries.length === 0) return [];
+  const [first, ...rest] = entries;
+  let budget = limit - sizeOf(first!);
+  const kept: TranscriptEntry[] = [];
+  for (let index = rest.length - 1; index >= 0; index--) {
+    const entry = rest[index]!;
+    // A tool result block travels with the assistant message that asked for it.
+    const group =
+      entry.role === 'tool' && index > 0 && rest[index - 1]!.role === 'assistant'
+        ? [rest[index - 1]!, entry]
+        : [entry];
+    const size = group.reduce((total, member) => total + sizeOf(member), 0);
+    if (size > budget) break;
+    budget -= size;
+    kept.unshift(...group);
+    if (group.length === 2) index--;
+  }
+  // A transcript never starts with tool results whose call was dropped.
+  while (kept[0]?.role === 'tool') kept.shift();
+  return [first!, ...kept];
+}

@@ -1,0 +1,221 @@
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { agentToolInputs, isAgentToolName, type AgentToolName } from '../domain/agent-tools';
+import { kitErrorFromFailure, parseInput } from '../domain/errors';
+import type { AgentSpec, AgentThread, InterAgentMessage } from '../domain/schemas';
+import { clipOutput, TranscriptEntry, trimTranscript, type ModelCallOutput } from '../domain/transcript';
+import type { AgentControls, Kernel, TurnAnswer, TurnContext } from './kernel';
+
+const { callModel } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '15 seconds',
+  // An interrupt aborts the provider request itself (the activity passes its cancellation signal on).
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [
+      'Protocol',
+      'PermissionDenied',
+      'QuotaExceeded',
+      'NotFound',
+      'Unsupported',
+      'InvalidState',
+    ],
+  },
+});
+
+type ModelKernelSpec = Extract<NonNullable<AgentSpec['kernel']>, { type: 'model' }>;
+type ToolCall = ModelCallOutput['toolCalls'][number];
+
+/** SPEC S6.2: an inbound message as a structured envelope, never as a text prefix of the body. */
+export const envelope = (message: InterAgentMessage): string =>
+  JSON.stringify({
+    type: 'agent_message',
+    message_id: message.id,
+    from: message.sender,
+    seq: message.seq,
+    sent_at: message.sentAt,
+    content: message.content,
+  });
+
+/**
+ * The model loop of SPEC S6.1: model call (an activity) → tool calls → model call … until a final answer.
+ * Agent-control tools run here, in workflow code; user tools run as activities. The transcript lives in
+ * the thread's durable memory, trimmed so no payload grows past Temporal's limits (SPEC S7.5).
+ */
+export class ModelKernel implements Kernel {
+  constructor(
+    private readonly spec: AgentSpec,
+    private readonly options: ModelKernelSpec,
+  ) {}
+
+  async runTurn(context: TurnContext): Promise<TurnAnswer> {
+    const transcript: TranscriptEntry[] = context.memory.transcript
+      ? TranscriptEntry.array().parse(JSON.parse(context.memory.transcript))
+      : [];
+    const remember = () => (context.memory.transcript = JSON.stringify(trimTranscript(transcript)));
+    if (context.turn === 1) {
+      for (const entry of this.spec.history ?? []) {
+        transcript.push(
+          entry.role === 'user'
+            ? { role: 'user', text: entry.text }
+            : { role: 'assistant', text: entry.text, toolCalls: [] },
+        );
+      }
+      transcript.push({ role: 'user', text: this.spec.task });
+    }
+    for (const message of context.inbox) transcript.push({ role: 'user', text: envelope(message) });
+    for (let step = 0; step < this.options.maxSteps; step++) {
+      const output = await callModel({
+        threadId: context.thread.id,
+        ...(this.spec.model ? { model: this.spec.model } : {}),
+        system: systemPrompt(context.thread, this.spec),
+        transcript: trimTranscript(transcript),
+        agentTools: true,
+        userTools: context.thread.tools,
+      });
+      transcript.push({
+        role: 'assistant',
+        text: output.text,
+        toolCalls: output.toolCalls.map(({ id, name, input }) => ({ id, name, input })),
+      });
+      remember();
+      // Charged as it is used: a spent budget ends the turn with QuotaExceeded (SPEC S6.4).
+      if (output.tokens > 0) await context.controls.charge(output.tokens);
+      if (output.toolCalls.length === 0) return { text: output.text, tokens: 0 };
+      const results = [];
+      for (const call of output.toolCalls) results.push(await this.runToolCall(call, context, transcript));
+      transcript.push({ role: 'tool', results });
+      remember();
+    }
+    return { text: `(stopped after ${this.options.maxSteps} model calls without a final answer)`, tokens: 0 };
+  }
+
+  /** Runs one tool call; a failure becomes a tool result the model can act on, not a crash. */
+  private async runToolCall(call: ToolCall, context: TurnContext, transcript: TranscriptEntry[]) {
+    try {
+      const output = isAgentToolName(call.name)
+        ? await runAgentTool(call.name, call.input, context.controls, transcript, context.memory)
+        : await context.runTool(call.name, call.input);
+      return {
+        id: call.id,
+        name: call.name,
+        output: clipOutput(typeof output === 'string' ? output : JSON.stringify(output)),
+        isError: false,
+      };
+    } catch (error) {
+      const kitError = kitErrorFromFailure(error);
+      if (!kitError) throw error;
+      return {
+        id: call.id,
+        name: call.name,
+        output: JSON.stringify({ error: { kind: kitError.kind, message: kitError.message } }),
+        isError: true,
+      };
+    }
+  }
+}
+
+function systemPrompt(thread: AgentThread, spec: AgentSpec): string {
+  const role = thread.parentId
+    ? `You are agent ${thread.path} (${thread.id}), a sub-agent; your parent is ${thread.parentId}. Finish your task and give a concise final answer.`
+    : `You are agent ${thread.path} (${thread.id}), the root agent of an agents-kit tree. Delegate with spawn_agent when parallel work helps, wait_agents for results, then answer.`;
+  return [
+    role,
+    'Messages from other agents arrive as JSON envelopes of type agent_message.',
+    spec.instructions,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+}
+
+/** The history a forked child starts with: user and assistant text only, never tool traffic (SPEC S4.1). */
+function forkHistory(
+  transcript: TranscriptEntry[],
+  mode: 'none' | 'full' | 'last_turn',
+): NonNullable<AgentSpec['history']> {
+  if (mode === 'none') return [];
+  const lastUser = transcript.map((entry) => entry.role).lastIndexOf('user');
+  const from = mode === 'full' ? transcript : transcript.slice(Math.max(0, lastUser));
+  return from.flatMap((entry) =>
+    entry.role === 'tool' || !entry.text ? [] : [{ role: entry.role, text: entry.text }],
+  );
+}
+
+async function runAgentTool(
+  name: AgentToolName,
+  rawInput: unknown,
+  controls: AgentControls,
+  transcript: TranscriptEntry[],
+  memory: Record<string, string>,
+): Promise<unknown> {
+  const paths: Record<string, string> = memory.paths
+    ? (JSON.parse(memory.paths) as Record<string, string>)
+    : {};
+  const remember = (thread: AgentThread) => {
+    paths[thread.id] = thread.path;
+    memory.paths = JSON.stringify(paths);
+  };
+  // Listings for a model leave out prompts, history and result bodies (SPEC S4.4).
+  const brief = (thread: AgentThread) => ({
+    id: thread.id,
+    name: thread.name,
+    path: thread.path,
+    status: thread.status,
+    turns: thread.turnsCompleted,
+  });
+  switch (name) {
+    case 'spawn_agent': {
+      const input = parseInput(agentToolInputs.spawn_agent, rawInput, 'spawn_agent input');
+      const fork = input.fork ?? 'none';
+      const thread = await controls.spawn({
+        task: input.task,
+        ...(input.name ? { name: input.name } : {}),
+        ...(input.instructions ? { instructions: input.instructions } : {}),
+        ...(input.tools ? { tools: input.tools } : {}),
+        kernel: { type: 'model' },
+        history: forkHistory(transcript, fork),
+        fork: fork === 'last_turn' ? { type: 'lastTurns', n: 1 } : { type: fork },
+      });
+      remember(thread);
+      return brief(thread);
+    }
+    case 'send_agent_message': {
+      const input = parseInput(agentToolInputs.send_agent_message, rawInput, 'send_agent_message input');
+      const message = await controls.sendMessage({
+        recipient: input.recipient,
+        content: input.content,
+        triggerTurn: input.trigger_turn ?? false,
+      });
+      return { message_id: message.id, seq: message.seq };
+    }
+    case 'wait_agents': {
+      const input = parseInput(agentToolInputs.wait_agents, rawInput, 'wait_agents input');
+      const result = await controls.wait({ threadIds: input.ids, timeoutMs: input.timeout_ms ?? 30_000 });
+      return {
+        timed_out: result.timedOut,
+        outcomes: result.outcomes.map((outcome) => ({
+          id: outcome.threadId,
+          path: paths[outcome.threadId] ?? outcome.threadId,
+          status: outcome.status,
+          ...(outcome.latestTurn?.result !== undefined ? { result: outcome.latestTurn.result } : {}),
+          ...(outcome.latestTurn?.error ? { error: outcome.latestTurn.error } : {}),
+        })),
+      };
+    }
+    case 'list_agents':
+      parseInput(agentToolInputs.list_agents, rawInput, 'list_agents input');
+      return (await controls.listThreads()).map(brief);
+    case 'interrupt_agent':
+      return controls.interrupt(
+        parseInput(agentToolInputs.interrupt_agent, rawInput, 'interrupt_agent input').id,
+      );
+    case 'close_agent':
+      return (
+        await controls.close(parseInput(agentToolInputs.close_agent, rawInput, 'close_agent input').id)
+      ).map(brief);
+  }
+}
