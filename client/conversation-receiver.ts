@@ -247,7 +247,7 @@ class ConversationSource implements NotificationSource {
     if (this.polling || this.closed) return;
     await this.handle
       .executeUpdate(openReceiverUpdate, {
-        args: [{ receiverId: this.lease.receiverId, ttlMs: this.lease.ttlMs }],
+        args: [{ receiverId: this.lease.receiverId, ttlMs: this.lease.ttlMs, renewOnly: true }],
       })
       .catch(() => undefined); // a lost lease surfaces as Conflict on the next recv()
   }

@@ -42,9 +42,13 @@ export const PublishReceipt = z
   .strict();
 export type PublishReceipt = z.infer<typeof PublishReceipt>;
 
-/** Take (or renew) the conversation's exclusive lease (S5.3). */
+/** Take (or renew) the conversation's exclusive lease (S5.3); `renewOnly` never takes a lost lease back. */
 export const OpenReceiverRequest = z
-  .object({ receiverId: ReceiverId, ttlMs: z.number().int().min(100).max(3_600_000) })
+  .object({
+    receiverId: ReceiverId,
+    ttlMs: z.number().int().min(100).max(3_600_000),
+    renewOnly: z.boolean().optional(),
+  })
   .strict();
 export type OpenReceiverRequest = z.infer<typeof OpenReceiverRequest>;
 

@@ -104,7 +104,9 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     openReceiverUpdate,
     guarded((request: OpenReceiverRequest) => {
       updatesThisRun++;
-      return journal.openReceiver(request.receiverId, request.ttlMs, Date.now());
+      return request.renewOnly
+        ? journal.renew(request.receiverId, Date.now())
+        : journal.openReceiver(request.receiverId, request.ttlMs, Date.now());
     }),
     {
       validator: guarded(
