@@ -20,7 +20,10 @@ export function newConversation(): {
 
 export const messageBody = (text: string): NotificationBody => ({ type: 'message', text });
 
-export const approvalBody = (threadId: `thread_${string}`, prompt = 'may I?'): NotificationBody => ({
+/** An interaction body, as agents publish it. */
+export type InteractionBody = Extract<NotificationBody, { type: 'interaction' }>;
+
+export const approvalBody = (threadId: `thread_${string}`, prompt = 'may I?'): InteractionBody => ({
   type: 'interaction',
   requestId: newId('request', randomUUID),
   threadId,
