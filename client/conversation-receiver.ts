@@ -34,7 +34,10 @@ export interface OpenReceiverOptions extends ConversationStartOptions {
   receiverId?: string;
   /** Longest one server-side long-poll waits before the client polls again (server caps it at ttl/2). */
   pollWaitMs?: number;
-  /** How often a transient (Timeout/Integration) poll failure is retried before recv() reports it. */
+  /**
+   * How often a transient (Timeout/Integration) poll failure is retried before recv() reports it; a poll
+   * that reaches a run just as it continues as new fails this way and succeeds on the next run.
+   */
   pollRetries?: number;
 }
 
@@ -91,7 +94,7 @@ export class ConversationNotificationReceiver
     );
     const handle = conversationHandle(client, id);
     return new ConversationNotificationReceiver(
-      new ConversationSource(handle, id, lease, options.pollWaitMs, options.pollRetries ?? 3),
+      new ConversationSource(handle, id, lease, options.pollWaitMs, options.pollRetries ?? 5),
     );
   }
 

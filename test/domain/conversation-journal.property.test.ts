@@ -83,6 +83,16 @@ function runActions(actions: Action[]): void {
     return result.notification;
   };
 
+  /** The receiver goes away without acknowledging its last item; a new one takes the lease. */
+  const drop = () => {
+    const last = deliveredThisSession.at(-1);
+    if (last !== undefined) lastOfDroppedSessions.add(last);
+    journal.release(`receiver-${session}`);
+    open();
+    cursor = 0;
+    deliveredThisSession = [];
+  };
+
   for (const step of actions) {
     if (step.type === 'publish') {
       const drafts: NotificationDraft[] = step.kinds.map((kind) => {
@@ -105,12 +115,7 @@ function runActions(actions: Action[]): void {
     } else if (step.type === 'receive') {
       receive();
     } else if (step.type === 'drop') {
-      const last = deliveredThisSession.at(-1);
-      if (last !== undefined) lastOfDroppedSessions.add(last);
-      journal.release(`receiver-${session}`);
-      open();
-      cursor = 0;
-      deliveredThisSession = [];
+      drop();
     } else if (step.type === 'resolve') {
       const pending = [...model.kinds.entries()]
         .filter(([seq, kind]) => kind === 'interaction' && !model.resolved.has(seq) && everDelivered.has(seq))
@@ -125,14 +130,12 @@ function runActions(actions: Action[]): void {
   }
 
   // Nothing lost: a fresh receiver gets every unacknowledged message and every unresolved interaction.
-  journal.release(`receiver-${session}`);
-  open();
-  cursor = 0;
-  const drained: number[] = [];
-  for (let item = receive(); item; item = receive()) drained.push(item.seq);
+  drop();
   const outstanding = [...model.kinds.keys()].filter(
     (seq) => !model.acknowledged.has(seq) && !model.resolved.has(seq),
   );
+  const drained: number[] = [];
+  for (let item = receive(); item; item = receive()) drained.push(item.seq);
   expect(drained).toEqual(outstanding.sort((left, right) => left - right));
   for (const seq of model.kinds.keys()) {
     if (!drained.includes(seq)) expect(everDelivered.has(seq)).toBe(true);

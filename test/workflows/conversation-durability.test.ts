@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { conversationSummary, publishNotifications } from '../../client/conversations';
+import type { ConversationNotification } from '../../domain/schemas';
 import { projectRoot } from '../../scripts/temporal.cjs';
 import {
   label,
@@ -42,8 +44,12 @@ test('S7.3: 10,000 notifications through one conversation that continues as new 
     taskQueue,
     settings,
   });
+  const received: ConversationNotification[] = [];
+  // Publishers keep at most ~2,000 items ahead of the receiver: the backlog travels in the
+  // continue-as-new snapshot, which must stay under Temporal's 2 MiB payload limit.
   const publishing = (async () => {
     for (let first = 1; first < total; first += 1000) {
+      while (first - received.length > 2000) await delay(20);
       const texts = Array.from({ length: Math.min(1000, total - first) }, (_, index) =>
         String(first + index),
       );
@@ -55,7 +61,11 @@ test('S7.3: 10,000 notifications through one conversation that continues as new 
       );
     }
   })();
-  const received = await receiveMany(receiver, total);
+  while (received.length < total) {
+    const notification = await receiver.recv();
+    if (notification === null) throw new Error(`end-of-stream after ${received.length}`);
+    received.push(notification);
+  }
   await publishing;
   await receiver.dispose();
   const elapsedMs = Math.round(performance.now() - startedAt);
