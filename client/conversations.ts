@@ -1,0 +1,200 @@
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import {
+  closeConversationUpdate,
+  conversationSummaryQuery,
+  publishSignal,
+  publishUpdate,
+  resolveNotificationUpdate,
+} from '../domain/conversation-messages';
+import {
+  CloseResult,
+  ConversationSummary,
+  InteractionAnswer,
+  InteractionResolution,
+  NotificationDraft,
+  PublishReceipt,
+  PublishRequest,
+} from '../domain/conversation-schemas';
+import { KitError, parseInput } from '../domain/errors';
+import { ConversationId, newId, parseId, relatedId, RequestId, ThreadId } from '../domain/ids';
+import { NotificationBody } from '../domain/schemas';
+import type { conversationWorkflow, ConversationWorkflowInput } from '../workflows/conversation-workflow';
+import { kitCall } from './errors';
+
+/** Where a conversation workflow runs if a call has to start it, and the settings it starts with. */
+export interface ConversationStartOptions {
+  taskQueue: string;
+  settings?: Omit<ConversationWorkflowInput, 'conversationId' | 'snapshot' | 'generation'>;
+}
+
+/** A notification to publish: a body, plus an id (for idempotent re-publishing) and time if you have them. */
+export const NotificationDraftInput = z
+  .object({ id: z.string().optional(), createdAt: z.string().optional(), body: NotificationBody })
+  .strict();
+export type NotificationDraftInput = z.input<typeof NotificationDraftInput>;
+
+/** How many drafts travel in one publish signal (well under Temporal's 2 MiB payload limit). */
+export const publishBatchSize = 500;
+
+/** A handle on the conversation workflow's current run (never pinned to one run: it continues as new). */
+export function conversationHandle(
+  client: Client,
+  conversationId: string,
+): WorkflowHandle<typeof conversationWorkflow> {
+  return client.workflow.getHandle<typeof conversationWorkflow>(
+    parseId('conversation', conversationId, 'conversationId'),
+  );
+}
+
+/** Start options that create the conversation workflow when it does not exist yet, or use the running one. */
+export function conversationStartOperation(
+  conversationId: ConversationId,
+  options: ConversationStartOptions,
+): WithStartWorkflowOperation<typeof conversationWorkflow> {
+  return new WithStartWorkflowOperation<typeof conversationWorkflow>('conversationWorkflow', {
+    workflowId: conversationId,
+    taskQueue: options.taskQueue,
+    args: [{ ...options.settings, conversationId }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+function toDrafts(notifications: readonly NotificationDraftInput[]): NotificationDraft[] {
+  return notifications.map((notification, index) => {
+    const parsed = parseInput(NotificationDraftInput, notification, `notifications[${index}]`);
+    return parseInput(
+      NotificationDraft,
+      {
+        id: parsed.id ?? newId('notification', randomUUID),
+        createdAt: parsed.createdAt ?? new Date().toISOString(),
+        body: parsed.body,
+      },
+      `notifications[${index}]`,
+    );
+  });
+}
+
+function batches<Item>(items: readonly Item[], size: number): Item[][] {
+  const result: Item[][] = [];
+  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
+  return result;
+}
+
+/**
+ * Publishes notifications fire-and-forget (S5.2), starting the conversation if it does not exist yet
+ * (signal-with-start), in batches of {@link publishBatchSize}. Returns the drafts with the ids assigned.
+ * A closed conversation drops them (see `refusedAfterClose` in the summary, or use
+ * {@link publishNotificationsWithReceipt} to see the Closed error).
+ */
+export async function publishNotifications(
+  client: Client,
+  conversationId: string,
+  notifications: readonly NotificationDraftInput[],
+  options: ConversationStartOptions & { mirrorInteractionsTo?: string },
+): Promise<NotificationDraft[]> {
+  const id = parseId('conversation', conversationId, 'conversationId');
+  const mirror = options.mirrorInteractionsTo
+    ? parseId('conversation', options.mirrorInteractionsTo, 'mirrorInteractionsTo')
+    : undefined;
+  const drafts = toDrafts(notifications);
+  for (const batch of batches(drafts, publishBatchSize)) {
+    await kitCall(`publish to ${id}`, () =>
+      client.workflow.signalWithStart<typeof conversationWorkflow, [PublishRequest]>('conversationWorkflow', {
+        workflowId: id,
+        taskQueue: options.taskQueue,
+        args: [{ ...options.settings, conversationId: id }],
+        signal: publishSignal,
+        signalArgs: [{ notifications: batch, ...(mirror ? { mirrorInteractionsTo: mirror } : {}) }],
+      }),
+    );
+  }
+  return drafts;
+}
+
+/** Publishes one notification body fire-and-forget; see {@link publishNotifications}. */
+export async function publishNotification(
+  client: Client,
+  conversationId: string,
+  body: NotificationBody,
+  options: ConversationStartOptions & { mirrorInteractionsTo?: string },
+): Promise<NotificationDraft> {
+  const [draft] = await publishNotifications(client, conversationId, [{ body }], options);
+  return draft!;
+}
+
+/** Publishes up to 1,000 notifications and waits for their seqs; a closed conversation answers Closed. */
+export async function publishNotificationsWithReceipt(
+  client: Client,
+  conversationId: string,
+  notifications: readonly NotificationDraftInput[],
+  options: ConversationStartOptions & { mirrorInteractionsTo?: string },
+): Promise<PublishReceipt> {
+  const id = parseId('conversation', conversationId, 'conversationId');
+  const mirror = options.mirrorInteractionsTo
+    ? parseId('conversation', options.mirrorInteractionsTo, 'mirrorInteractionsTo')
+    : undefined;
+  const drafts = toDrafts(notifications);
+  return kitCall(`publish to ${id}`, () =>
+    client.workflow.executeUpdateWithStart(publishUpdate, {
+      args: [{ notifications: drafts, ...(mirror ? { mirrorInteractionsTo: mirror } : {}) }],
+      startWorkflowOperation: conversationStartOperation(id, options),
+    }),
+  );
+}
+
+/** Which interaction to resolve: a received notification, or its thread and request ids. */
+export type InteractionTarget = { body: NotificationBody } | { threadId: string; requestId: string };
+
+/**
+ * Answers an interaction (S5.4) at its origin: the conversation of the interaction's thread, wherever
+ * it was received (a mirror in the root conversation included, S5.9). The origin records the answer,
+ * wakes the agent and settles the mirror. Same answer again → the same resolution; a different answer →
+ * Conflict; an answer of the wrong kind → Protocol.
+ */
+export async function resolveNotification(
+  client: Client,
+  target: InteractionTarget,
+  answer: InteractionAnswer,
+): Promise<InteractionResolution> {
+  let threadId: ThreadId;
+  let requestId: RequestId;
+  if ('body' in target) {
+    if (target.body.type !== 'interaction') {
+      throw KitError.protocol(
+        `body.type: only interactions are resolved, this notification is a ${target.body.type}`,
+        { fields: ['body.type'] },
+      );
+    }
+    threadId = target.body.threadId;
+    requestId = target.body.requestId;
+  } else {
+    threadId = parseId('thread', target.threadId, 'threadId');
+    requestId = parseId('request', target.requestId, 'requestId');
+  }
+  const checkedAnswer = parseInput(InteractionAnswer, answer, 'answer');
+  const origin = relatedId('conversation', threadId);
+  return kitCall(`resolve ${requestId} in ${origin}`, () =>
+    conversationHandle(client, origin).executeUpdate(resolveNotificationUpdate, {
+      args: [{ requestId, answer: checkedAnswer }],
+    }),
+  );
+}
+
+/** Closes a conversation (S5.6): receivers drain then end; later publishes are refused. Idempotent. */
+export async function closeConversation(client: Client, conversationId: string): Promise<CloseResult> {
+  return kitCall(`close ${conversationId}`, () =>
+    conversationHandle(client, conversationId).executeUpdate(closeConversationUpdate),
+  );
+}
+
+/** Counts, lease holder and closed flag of a conversation (read-only). */
+export async function conversationSummary(
+  client: Client,
+  conversationId: string,
+): Promise<ConversationSummary> {
+  return kitCall(`summary of ${conversationId}`, () =>
+    conversationHandle(client, conversationId).query(conversationSummaryQuery),
+  );
+}

@@ -1,0 +1,380 @@
+import { z } from 'zod';
+import {
+  CloseResult,
+  ConversationSummary,
+  InteractionAnswer,
+  InteractionResolution,
+  NotificationDraft,
+  PublishReceipt,
+  ReceiveResult,
+  ReceiverLease,
+} from './conversation-schemas';
+import { ErrorKind, KitError, parseInput } from './errors';
+import { ConversationId, NotificationId, relatedId } from './ids';
+import { ConversationNotification } from './schemas';
+
+/** How many notification ids are remembered to drop re-published duplicates (a retried publisher). */
+export const rememberedNotificationIds = 2_000;
+/** How many resolutions are kept for idempotent re-resolves; older ones are forgotten first. */
+export const rememberedResolutions = 10_000;
+
+/** One backlog item; `mirroredTo` names the root conversation an interaction was mirrored to (S5.9). */
+export const JournalEntry = z
+  .object({ notification: ConversationNotification, mirroredTo: ConversationId.optional() })
+  .strict();
+export type JournalEntry = z.infer<typeof JournalEntry>;
+
+/** Everything a conversation carries through continue-as-new. Versioned so later runs can migrate it. */
+export const ConversationJournalSnapshot = z
+  .object({
+    schemaVersion: z.literal(1),
+    conversationId: ConversationId,
+    lastSeq: z.number().int().min(0),
+    acknowledgedThrough: z.number().int().min(0),
+    backlog: z.array(JournalEntry),
+    lease: ReceiverLease.nullable(),
+    resolutions: z.array(InteractionResolution),
+    closed: z.boolean(),
+    refusedAfterClose: z.number().int().min(0),
+    recentNotificationIds: z.array(NotificationId),
+  })
+  .strict();
+export type ConversationJournalSnapshot = z.infer<typeof ConversationJournalSnapshot>;
+
+/** What a successful resolve did; `firstTime` is false for an idempotent repeat. */
+export interface ResolveOutcome {
+  resolution: InteractionResolution;
+  firstTime: boolean;
+  mirroredTo?: ConversationId;
+}
+
+type InteractionBody = Extract<ConversationNotification['body'], { type: 'interaction' }>;
+
+const isInteraction = (entry: JournalEntry): boolean => entry.notification.body.type === 'interaction';
+const interactionOf = (entry: JournalEntry): InteractionBody | undefined =>
+  entry.notification.body.type === 'interaction' ? entry.notification.body : undefined;
+
+function sameAnswer(left: InteractionAnswer, right: InteractionAnswer): boolean {
+  if (left.type === 'approval' && right.type === 'approval') {
+    return left.approved === right.approved && (left.reason ?? null) === (right.reason ?? null);
+  }
+  if (left.type === 'question' && right.type === 'question') return left.text === right.text;
+  return false;
+}
+
+/**
+ * The durable notification journal of one conversation (SPEC S5.2-S5.6), as a pure state machine: the
+ * workflow feeds it messages and the current time, and carries {@link ConversationJournal.snapshot}
+ * through continue-as-new.
+ *
+ * The backlog holds every passive item not yet acknowledged and every interaction not yet resolved,
+ * in seq order. A receiver session reads the backlog from its start; receiving item n acknowledges the
+ * passive items the session received before it; interactions leave only when resolved.
+ */
+export class ConversationJournal {
+  private readonly remembered: Set<string>;
+
+  private constructor(private readonly state: ConversationJournalSnapshot) {
+    this.remembered = new Set(state.recentNotificationIds);
+  }
+
+  /** An empty journal for a new conversation. */
+  static create(conversationId: ConversationId): ConversationJournal {
+    return new ConversationJournal({
+      schemaVersion: 1,
+      conversationId,
+      lastSeq: 0,
+      acknowledgedThrough: 0,
+      backlog: [],
+      lease: null,
+      resolutions: [],
+      closed: false,
+      refusedAfterClose: 0,
+      recentNotificationIds: [],
+    });
+  }
+
+  /** Restores a journal from a snapshot (validated: a malformed snapshot is a Protocol error). */
+  static fromSnapshot(snapshot: unknown): ConversationJournal {
+    return new ConversationJournal(parseInput(ConversationJournalSnapshot, snapshot, 'journal snapshot'));
+  }
+
+  get conversationId(): ConversationId {
+    return this.state.conversationId;
+  }
+
+  get closed(): boolean {
+    return this.state.closed;
+  }
+
+  /** The state to carry through continue-as-new. */
+  snapshot(): ConversationJournalSnapshot {
+    return {
+      ...this.state,
+      backlog: [...this.state.backlog],
+      resolutions: [...this.state.resolutions],
+      recentNotificationIds: [...this.state.recentNotificationIds],
+      lease: this.state.lease && { ...this.state.lease },
+    };
+  }
+
+  /**
+   * Appends drafts with the next seqs. Drafts whose id was already published, and interactions already
+   * resolved here, are dropped as duplicates. A closed conversation refuses the whole batch (Closed).
+   */
+  publish(
+    drafts: readonly NotificationDraft[],
+    mirroredTo?: ConversationId,
+  ): PublishReceipt & { accepted: ConversationNotification[] } {
+    if (this.state.closed) {
+      this.state.refusedAfterClose += drafts.length;
+      throw new KitError(
+        ErrorKind.Closed,
+        `conversation ${this.state.conversationId} is closed: ${drafts.length} notification(s) refused`,
+        { conversationId: this.state.conversationId, refused: drafts.length },
+      );
+    }
+    const accepted: ConversationNotification[] = [];
+    let duplicates = 0;
+    for (const draft of drafts) {
+      const body = draft.body;
+      if (
+        this.remembered.has(draft.id) ||
+        (body.type === 'interaction' && this.findResolution(body.requestId))
+      ) {
+        duplicates++;
+        continue;
+      }
+      this.remember(draft.id);
+      const notification: ConversationNotification = {
+        id: draft.id,
+        conversationId: this.state.conversationId,
+        seq: ++this.state.lastSeq,
+        createdAt: draft.createdAt,
+        body,
+      };
+      const mirrorTarget =
+        body.type === 'interaction' && mirroredTo && mirroredTo !== this.state.conversationId
+          ? mirroredTo
+          : undefined;
+      this.state.backlog.push(mirrorTarget ? { notification, mirroredTo: mirrorTarget } : { notification });
+      accepted.push(notification);
+    }
+    return { seqs: accepted.map((notification) => notification.seq), duplicates, accepted };
+  }
+
+  /**
+   * Takes the exclusive lease for `receiverId` (S5.3), or renews it when that receiver already holds it.
+   * A live lease of another receiver is a Conflict; an expired one is taken over.
+   */
+  openReceiver(receiverId: string, ttlMs: number, nowMs: number): ReceiverLease {
+    const lease = this.state.lease;
+    if (lease && lease.receiverId === receiverId) {
+      lease.ttlMs = ttlMs;
+      lease.expiresAtMs = nowMs + ttlMs;
+      return { ...lease };
+    }
+    if (lease && lease.expiresAtMs > nowMs) {
+      throw new KitError(
+        ErrorKind.Conflict,
+        `conversation ${this.state.conversationId} already has a live receiver (${lease.receiverId}, lease expires in ${lease.expiresAtMs - nowMs} ms): dispose it or wait for its lease to expire`,
+        { conversationId: this.state.conversationId, holder: lease.receiverId },
+      );
+    }
+    this.state.lease = { receiverId, ttlMs, expiresAtMs: nowMs + ttlMs, deliveredThrough: 0 };
+    return { ...this.state.lease };
+  }
+
+  /** Whether a receive by `receiverId` after `afterSeq` would answer now rather than wait. */
+  hasNewsFor(receiverId: string, afterSeq: number): boolean {
+    if (this.state.lease?.receiverId !== receiverId) return true;
+    return this.state.closed || this.nextAfter(afterSeq) !== undefined;
+  }
+
+  /** Extends the lease of its holder; Conflict when `receiverId` no longer holds it. */
+  renew(receiverId: string, nowMs: number): ReceiverLease {
+    const lease = this.requireLease(receiverId);
+    lease.expiresAtMs = nowMs + lease.ttlMs;
+    return { ...lease };
+  }
+
+  /**
+   * The next item after `afterSeq` (the last seq this session received) for the lease holder. Delivering
+   * an item, or end-of-stream, acknowledges the passive items at or before `afterSeq` (S5.4).
+   */
+  receive(receiverId: string, afterSeq: number, nowMs: number): ReceiveResult {
+    const lease = this.renew(receiverId, nowMs);
+    if (afterSeq > lease.deliveredThrough) {
+      throw KitError.protocol(
+        `afterSeq: ${afterSeq} was never delivered to receiver ${receiverId} (delivered through ${lease.deliveredThrough})`,
+        { fields: ['afterSeq'] },
+      );
+    }
+    const next = this.nextAfter(afterSeq);
+    if (!next && !this.state.closed) return { type: 'idle' };
+    this.acknowledgeThrough(afterSeq);
+    if (!next) return { type: 'end' };
+    this.requireLease(receiverId).deliveredThrough = Math.max(lease.deliveredThrough, next.notification.seq);
+    return { type: 'notification', notification: next.notification };
+  }
+
+  /** Gives the lease up without acknowledging anything (S5.5). False when `receiverId` did not hold it. */
+  release(receiverId: string): boolean {
+    if (this.state.lease?.receiverId !== receiverId) return false;
+    this.state.lease = null;
+    return true;
+  }
+
+  /** Closes the conversation (idempotent): publishing is refused; receivers drain, then end (S5.6). */
+  close(): CloseResult {
+    this.state.closed = true;
+    return { closed: true, backlogSize: this.state.backlog.length };
+  }
+
+  /**
+   * Records the answer to an interaction published here (S5.4). Same request id and answer → the same
+   * resolution again; a different answer → Conflict; an answer of the wrong kind → Protocol; a mirror of
+   * another conversation's interaction → InvalidState (resolve it at its origin); unknown → NotFound.
+   */
+  resolve(requestId: string, answer: InteractionAnswer, resolvedAt: string): ResolveOutcome {
+    const earlier = this.findResolution(requestId);
+    if (earlier) {
+      if (earlier.conversationId !== this.state.conversationId) {
+        throw this.mirrorError(requestId, earlier.conversationId);
+      }
+      if (!sameAnswer(earlier.answer, answer)) {
+        throw new KitError(
+          ErrorKind.Conflict,
+          `interaction ${requestId} was already resolved with a different answer`,
+          { requestId, resolution: earlier },
+        );
+      }
+      return { resolution: earlier, firstTime: false };
+    }
+    const index = this.state.backlog.findIndex((entry) => interactionOf(entry)?.requestId === requestId);
+    const entry = this.state.backlog[index];
+    const interaction = entry && interactionOf(entry);
+    if (!entry || !interaction) {
+      throw new KitError(
+        ErrorKind.NotFound,
+        `no interaction ${requestId} in conversation ${this.state.conversationId}`,
+        { requestId },
+      );
+    }
+    const origin = relatedId('conversation', interaction.threadId);
+    if (origin !== this.state.conversationId) throw this.mirrorError(requestId, origin);
+    if (answer.type !== interaction.kind) {
+      throw KitError.protocol(
+        `answer.type: interaction ${requestId} is a ${interaction.kind}, so the answer must have type '${interaction.kind}', not '${answer.type}'`,
+        { fields: ['answer.type'] },
+      );
+    }
+    const resolution: InteractionResolution = {
+      requestId: interaction.requestId,
+      threadId: interaction.threadId,
+      conversationId: this.state.conversationId,
+      seq: entry.notification.seq,
+      answer,
+      resolvedAt,
+    };
+    this.state.backlog.splice(index, 1);
+    this.addResolution(resolution);
+    return { resolution, firstTime: true, ...(entry.mirroredTo ? { mirroredTo: entry.mirroredTo } : {}) };
+  }
+
+  /** Marks a mirrored interaction answered at its origin: it stops being redelivered here (S5.9). */
+  settle(resolution: InteractionResolution): boolean {
+    if (this.findResolution(resolution.requestId)) return false;
+    this.addResolution(resolution);
+    const index = this.state.backlog.findIndex(
+      (entry) => interactionOf(entry)?.requestId === resolution.requestId,
+    );
+    if (index >= 0) this.state.backlog.splice(index, 1);
+    return index >= 0;
+  }
+
+  /** Counts, lease and closed flag for queries. */
+  summary(generation: number): ConversationSummary {
+    const pendingInteractions = this.state.backlog.filter(isInteraction).length;
+    return {
+      conversationId: this.state.conversationId,
+      lastSeq: this.state.lastSeq,
+      acknowledgedThrough: this.state.acknowledgedThrough,
+      backlogSize: this.state.backlog.length,
+      pendingInteractions,
+      resolvedInteractions: this.state.resolutions.length,
+      leaseHolder: this.state.lease?.receiverId ?? null,
+      leaseExpiresAtMs: this.state.lease?.expiresAtMs ?? null,
+      closed: this.state.closed,
+      refusedAfterClose: this.state.refusedAfterClose,
+      generation,
+    };
+  }
+
+  /** Every item still in the backlog, in seq order (for tests and inspection). */
+  backlogItems(): ConversationNotification[] {
+    return this.state.backlog.map((entry) => entry.notification);
+  }
+
+  private requireLease(receiverId: string): ReceiverLease {
+    const lease = this.state.lease;
+    if (lease?.receiverId === receiverId) return lease;
+    throw new KitError(
+      ErrorKind.Conflict,
+      lease
+        ? `receiver ${receiverId} lost the lease of conversation ${this.state.conversationId} to ${lease.receiverId}: open a new receiver`
+        : `receiver ${receiverId} does not hold the lease of conversation ${this.state.conversationId} (released or never opened): open a new receiver`,
+      { conversationId: this.state.conversationId, holder: lease?.receiverId ?? null },
+    );
+  }
+
+  /** The first backlog entry with seq > afterSeq (binary search: the backlog is in seq order). */
+  private nextAfter(afterSeq: number): JournalEntry | undefined {
+    const backlog = this.state.backlog;
+    let low = 0;
+    let high = backlog.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (backlog[middle]!.notification.seq <= afterSeq) low = middle + 1;
+      else high = middle;
+    }
+    return backlog[low];
+  }
+
+  /** Drops passive items at or before `seq`; interactions stay until resolved. */
+  private acknowledgeThrough(seq: number): void {
+    if (seq <= this.state.acknowledgedThrough) return;
+    this.state.acknowledgedThrough = seq;
+    const backlog = this.state.backlog;
+    let end = 0;
+    while (end < backlog.length && backlog[end]!.notification.seq <= seq) end++;
+    const keptInteractions = backlog.slice(0, end).filter(isInteraction);
+    backlog.splice(0, end, ...keptInteractions);
+  }
+
+  private findResolution(requestId: string): InteractionResolution | undefined {
+    return this.state.resolutions.find((resolution) => resolution.requestId === requestId);
+  }
+
+  private addResolution(resolution: InteractionResolution): void {
+    this.state.resolutions.push(resolution);
+    if (this.state.resolutions.length > rememberedResolutions) this.state.resolutions.shift();
+  }
+
+  private remember(id: NotificationId): void {
+    this.remembered.add(id);
+    this.state.recentNotificationIds.push(id);
+    if (this.state.recentNotificationIds.length > rememberedNotificationIds) {
+      const forgotten = this.state.recentNotificationIds.shift();
+      if (forgotten) this.remembered.delete(forgotten);
+    }
+  }
+
+  private mirrorError(requestId: string, origin: string): KitError {
+    return new KitError(
+      ErrorKind.InvalidState,
+      `interaction ${requestId} is a mirror in conversation ${this.state.conversationId}: resolve it at its origin conversation ${origin} (resolveNotification routes there by threadId)`,
+      { requestId, originConversationId: origin },
+    );
+  }
+}

@@ -1,0 +1,42 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type {
+  CloseResult,
+  ConversationSummary,
+  InteractionAnswered,
+  InteractionResolution,
+  OpenReceiverRequest,
+  PublishReceipt,
+  PublishRequest,
+  ReceiveRequest,
+  ReceiveResult,
+  ReceiverLease,
+  ReleaseReceiverRequest,
+  ResolveNotificationRequest,
+} from './conversation-schemas';
+
+// Wire names are stable: renaming one breaks running conversations and recorded histories.
+
+/** Fire-and-forget publish of a batch (S5.2); bad input is logged and dropped, after close refused. */
+export const publishSignal = defineSignal<[PublishRequest]>('publish');
+/** Publish with a receipt: the seqs assigned, or a Closed / Protocol error the caller sees. */
+export const publishUpdate = defineUpdate<PublishReceipt, [PublishRequest]>('publish-with-receipt');
+/** Take or renew the exclusive receiver lease (S5.3). */
+export const openReceiverUpdate = defineUpdate<ReceiverLease, [OpenReceiverRequest]>('open-receiver');
+/** Long-poll for the next item; answers `idle` when nothing arrives within the wait (S5.4). */
+export const receiveUpdate = defineUpdate<ReceiveResult, [ReceiveRequest]>('receive');
+/** Release the lease without acknowledging the last item received (S5.5). */
+export const releaseReceiverUpdate = defineUpdate<{ released: boolean }, [ReleaseReceiverRequest]>(
+  'release-receiver',
+);
+/** Close the conversation: drain-only for receivers, publishing refused (S5.6). */
+export const closeConversationUpdate = defineUpdate<CloseResult, []>('close-conversation');
+/** Answer an interaction at its origin conversation (S5.4). */
+export const resolveNotificationUpdate = defineUpdate<InteractionResolution, [ResolveNotificationRequest]>(
+  'resolve-notification',
+);
+/** Sent by a conversation to the agent workflow (id = the interaction's threadId) with the answer. */
+export const interactionAnsweredSignal = defineSignal<[InteractionAnswered]>('interaction-answered');
+/** Sent by the origin conversation to the root conversation: its mirror of the interaction is settled. */
+export const interactionSettledSignal = defineSignal<[InteractionResolution]>('interaction-settled');
+/** Counts, lease holder and closed flag of a conversation. */
+export const conversationSummaryQuery = defineQuery<ConversationSummary, []>('conversation-summary');

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { ConversationId, NotificationId, RequestId, ThreadId } from './ids';
+import { ConversationNotification, NotificationBody } from './schemas';
+
+/** The answer to an interaction (SPEC S5.4); its `type` must match the interaction's `kind`. */
+export const InteractionAnswer = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('approval'),
+      approved: z.boolean(),
+      reason: z.string().max(10_000).optional(),
+    })
+    .strict(),
+  z.object({ type: z.literal('question'), text: z.string().min(1).max(100_000) }).strict(),
+]);
+export type InteractionAnswer = z.infer<typeof InteractionAnswer>;
+
+/** Who holds (or asks for) a conversation's lease: one receiver session, chosen by the receiver. */
+export const ReceiverId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'expected 1-200 characters of A-Z, a-z, 0-9, _ . : -');
+export type ReceiverId = z.infer<typeof ReceiverId>;
+
+/** A notification as its publisher writes it: the conversation assigns `seq` and `conversationId`. */
+export const NotificationDraft = z
+  .object({ id: NotificationId, createdAt: z.string().min(1).max(64), body: NotificationBody })
+  .strict();
+export type NotificationDraft = z.infer<typeof NotificationDraft>;
+
+/** A batch of notifications for one conversation; interactions may also be mirrored to the root's (S5.9). */
+export const PublishRequest = z
+  .object({
+    notifications: z.array(NotificationDraft).min(1).max(1000),
+    mirrorInteractionsTo: ConversationId.optional(),
+  })
+  .strict();
+export type PublishRequest = z.infer<typeof PublishRequest>;
+
+/** What a publish did: the seq of each newly accepted draft, and how many were already published (by id). */
+export const PublishReceipt = z
+  .object({ seqs: z.array(z.number().int().min(1)), duplicates: z.number().int().min(0) })
+  .strict();
+export type PublishReceipt = z.infer<typeof PublishReceipt>;
+
+/** Take (or renew) the conversation's exclusive lease (S5.3); `renewOnly` never takes a lost lease back. */
+export const OpenReceiverRequest = z
+  .object({
+    receiverId: ReceiverId,
+    ttlMs: z.number().int().min(100).max(3_600_000),
+    renewOnly: z.boolean().optional(),
+  })
+  .strict();
+export type OpenReceiverRequest = z.infer<typeof OpenReceiverRequest>;
+
+/** The exclusive lease of one receiver session and how far that session has been delivered. */
+export const ReceiverLease = z
+  .object({
+    receiverId: ReceiverId,
+    ttlMs: z.number().int().min(1),
+    expiresAtMs: z.number().int(),
+    deliveredThrough: z.number().int().min(0),
+  })
+  .strict();
+export type ReceiverLease = z.infer<typeof ReceiverLease>;
+
+/**
+ * Long-poll for the next item after `afterSeq`, the last seq this receiver session actually received
+ * (0 before the first). Sending the cursor makes a retried receive return the same item, never skip one.
+ */
+export const ReceiveRequest = z
+  .object({
+    receiverId: ReceiverId,
+    afterSeq: z.number().int().min(0),
+    waitMs: z.number().int().min(0).max(300_000).optional(),
+  })
+  .strict();
+export type ReceiveRequest = z.infer<typeof ReceiveRequest>;
+
+/** A receive's answer: the next item, nothing yet (poll again), or end-of-stream (closed and drained). */
+export const ReceiveResult = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('notification'), notification: ConversationNotification }).strict(),
+  z.object({ type: z.literal('idle') }).strict(),
+  z.object({ type: z.literal('end') }).strict(),
+]);
+export type ReceiveResult = z.infer<typeof ReceiveResult>;
+
+/** Give up the lease without acknowledging the last item received (S5.5). */
+export const ReleaseReceiverRequest = z.object({ receiverId: ReceiverId }).strict();
+export type ReleaseReceiverRequest = z.infer<typeof ReleaseReceiverRequest>;
+
+/** Answer an interaction recorded in this conversation (S5.4). */
+export const ResolveNotificationRequest = z
+  .object({ requestId: RequestId, answer: InteractionAnswer })
+  .strict();
+export type ResolveNotificationRequest = z.infer<typeof ResolveNotificationRequest>;
+
+/** The authoritative record of an answered interaction; resolving again with the same answer returns it. */
+export const InteractionResolution = z
+  .object({
+    requestId: RequestId,
+    threadId: ThreadId,
+    conversationId: ConversationId,
+    seq: z.number().int().min(1),
+    answer: InteractionAnswer,
+    resolvedAt: z.string(),
+  })
+  .strict();
+export type InteractionResolution = z.infer<typeof InteractionResolution>;
+
+/** Sent to the agent workflow (id = the interaction's threadId) when its interaction is answered. */
+export const InteractionAnswered = z.object({ requestId: RequestId, answer: InteractionAnswer }).strict();
+export type InteractionAnswered = z.infer<typeof InteractionAnswered>;
+
+/** Read-only view of a conversation for tests and the CLI. */
+export const ConversationSummary = z
+  .object({
+    conversationId: ConversationId,
+    lastSeq: z.number().int().min(0),
+    acknowledgedThrough: z.number().int().min(0),
+    backlogSize: z.number().int().min(0),
+    pendingInteractions: z.number().int().min(0),
+    resolvedInteractions: z.number().int().min(0),
+    leaseHolder: ReceiverId.nullable(),
+    leaseExpiresAtMs: z.number().int().nullable(),
+    closed: z.boolean(),
+    refusedAfterClose: z.number().int().min(0),
+    generation: z.number().int().min(0),
+  })
+  .strict();
+export type ConversationSummary = z.infer<typeof ConversationSummary>;
+
+/** What closing did: the conversation is closed and this many items remain to be drained. */
+export const CloseResult = z
+  .object({ closed: z.literal(true), backlogSize: z.number().int().min(0) })
+  .strict();
+export type CloseResult = z.infer<typeof CloseResult>;

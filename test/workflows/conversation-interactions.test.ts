@@ -1,0 +1,164 @@
+import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
+import {
+  conversationHandle,
+  conversationSummary,
+  publishNotifications,
+  resolveNotification,
+} from '../../client/conversations';
+import { resolveNotificationUpdate } from '../../domain/conversation-messages';
+import { ErrorKind, KitError } from '../../domain/errors';
+import { DelegationGrant } from '../../domain/schemas';
+import { kitCall } from '../../client/errors';
+import { approvalBody, label, messageBody, newConversation, receiveMany } from '../helpers/conversations';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+
+let temporal: TestTemporal;
+const taskQueue = uniqueTaskQueue('interactions');
+const started: string[] = [];
+
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  await temporal.startWorker({ taskQueue });
+});
+afterAll(async () => {
+  await Promise.allSettled(
+    started.map((id) => temporal.client.workflow.getHandle(id).terminate('test done')),
+  );
+  await temporal?.close();
+});
+
+function conversation() {
+  const ids = newConversation();
+  started.push(ids.conversationId);
+  return ids;
+}
+
+/** A stand-in for the agent: any running workflow whose id is the thread id records the signals it gets. */
+async function startAgentStandIn(threadId: `thread_${string}`): Promise<void> {
+  started.push(threadId);
+  await temporal.client.workflow.start('rootRunWorkflow', {
+    taskQueue,
+    workflowId: threadId,
+    args: [
+      {
+        rootThreadId: threadId,
+        taskQueue,
+        spec: { task: 'wait for an answer', name: 'root' },
+        grant: DelegationGrant.parse({ owner: 'tests', rootThreadId: threadId }),
+      },
+    ],
+  });
+}
+
+async function signalsReceivedBy(workflowId: string): Promise<string[]> {
+  const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((event) =>
+    event.workflowExecutionSignaledEventAttributes?.signalName
+      ? [event.workflowExecutionSignaledEventAttributes.signalName]
+      : [],
+  );
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<KitError> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof KitError)) throw new Error(`expected a KitError, got ${String(error)}`);
+  return error;
+}
+
+test('S5.4: resolve is idempotent per request id, checks the answer, and wakes the agent', async () => {
+  const { conversationId, threadId } = conversation();
+  await startAgentStandIn(threadId);
+  const interaction = approvalBody(threadId);
+  await publishNotifications(temporal.client, conversationId, [{ body: interaction }], { taskQueue });
+  await using receiver = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+  });
+  const received = await receiver.recv();
+  expect(received?.body).toEqual(interaction);
+
+  const wrongShape = await errorOf(
+    resolveNotification(temporal.client, received!, { type: 'question', text: 'yes' }),
+  );
+  expect(wrongShape.kind).toBe(ErrorKind.Protocol);
+  const notAnAnswer = await errorOf(
+    resolveNotification(temporal.client, received!, { type: 'approval' } as never),
+  );
+  expect(notAnAnswer.kind).toBe(ErrorKind.Protocol);
+
+  const answer = { type: 'approval', approved: true, reason: 'looks safe' } as const;
+  const resolution = await resolveNotification(temporal.client, received!, answer);
+  expect(resolution).toMatchObject({
+    requestId: received!.body.type === 'interaction' && interaction.requestId,
+  });
+  expect(await resolveNotification(temporal.client, received!, answer)).toEqual(resolution);
+  const conflict = await errorOf(
+    resolveNotification(temporal.client, received!, { type: 'approval', approved: false }),
+  );
+  expect(conflict.kind).toBe(ErrorKind.Conflict);
+
+  expect(await signalsReceivedBy(threadId)).toEqual(['interaction-answered']);
+  expect(await conversationSummary(temporal.client, conversationId)).toMatchObject({
+    pendingInteractions: 0,
+    resolvedInteractions: 1,
+  });
+});
+
+test('S5.9: an interaction mirrored to the root is resolved there, settling origin and mirror', async () => {
+  const root = conversation();
+  const child = conversation();
+  await publishNotifications(temporal.client, root.conversationId, [{ body: messageBody('root up') }], {
+    taskQueue,
+  });
+  const interaction = approvalBody(child.threadId, 'delete the branch?');
+  await publishNotifications(temporal.client, child.conversationId, [{ body: interaction }], {
+    taskQueue,
+    mirrorInteractionsTo: root.conversationId,
+  });
+
+  const watcher = await ConversationNotificationReceiver.open(temporal.client, root.conversationId, {
+    taskQueue,
+  });
+  const [, mirror] = await receiveMany(watcher, 2);
+  expect(mirror?.body).toEqual(interaction);
+  expect(mirror?.conversationId).toBe(root.conversationId);
+
+  // Resolving the mirror directly at the root is refused: the origin is authoritative.
+  const atRoot = await errorOf(
+    kitCall('resolve at root', () =>
+      conversationHandle(temporal.client, root.conversationId).executeUpdate(resolveNotificationUpdate, {
+        args: [
+          {
+            requestId: interaction.requestId,
+            answer: { type: 'approval', approved: true },
+          },
+        ],
+      }),
+    ),
+  );
+  expect(atRoot.kind).toBe(ErrorKind.InvalidState);
+
+  const resolution = await resolveNotification(temporal.client, mirror!, {
+    type: 'approval',
+    approved: true,
+  });
+  expect(resolution.conversationId).toBe(child.conversationId);
+
+  // The mirror is settled: a new root receiver skips it and sees the next item.
+  await watcher.dispose();
+  await publishNotifications(temporal.client, root.conversationId, [{ body: messageBody('after') }], {
+    taskQueue,
+  });
+  await using next = await ConversationNotificationReceiver.open(temporal.client, root.conversationId, {
+    taskQueue,
+  });
+  expect(label(await next.recv())).toBe('after');
+  expect(await conversationSummary(temporal.client, child.conversationId)).toMatchObject({
+    pendingInteractions: 0,
+  });
+  expect(await conversationSummary(temporal.client, root.conversationId)).toMatchObject({
+    pendingInteractions: 0,
+  });
+});

@@ -1,0 +1,188 @@
+import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
+import {
+  closeConversation,
+  conversationHandle,
+  conversationSummary,
+  publishNotifications,
+  publishNotificationsWithReceipt,
+} from '../../client/conversations';
+import { openReceiverUpdate, releaseReceiverUpdate } from '../../domain/conversation-messages';
+import { ErrorKind, KitError } from '../../domain/errors';
+import { conversationStartOperation } from '../../client/conversations';
+import {
+  approvalBody,
+  label,
+  messageBody,
+  newConversation,
+  openWhenLeaseFree,
+  receiveMany,
+} from '../helpers/conversations';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+
+let temporal: TestTemporal;
+const taskQueue = uniqueTaskQueue('conversation');
+const started: string[] = [];
+
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  await temporal.startWorker({ taskQueue });
+});
+afterAll(async () => {
+  await Promise.allSettled(
+    started.map((id) => temporal.client.workflow.getHandle(id).terminate('test done')),
+  );
+  await temporal?.close();
+});
+
+function conversation() {
+  const ids = newConversation();
+  started.push(ids.conversationId);
+  return ids;
+}
+
+const publish = (conversationId: string, ...texts: string[]) =>
+  publishNotifications(
+    temporal.client,
+    conversationId,
+    texts.map((text) => ({ body: messageBody(text) })),
+    { taskQueue },
+  );
+
+const open = (conversationId: string, options: { ttlMs?: number; receiverId?: string } = {}) =>
+  ConversationNotificationReceiver.open(temporal.client, conversationId, { taskQueue, ...options });
+
+async function errorOf(promise: Promise<unknown>): Promise<KitError> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof KitError)) throw new Error(`expected a KitError, got ${String(error)}`);
+  return error;
+}
+
+test('S5.3: a second live receiver gets Conflict; after the first is disposed it opens', async () => {
+  const { conversationId } = conversation();
+  const first = await open(conversationId);
+  const conflict = await errorOf(open(conversationId));
+  expect(conflict.kind).toBe(ErrorKind.Conflict);
+  await first.dispose();
+  const second = await open(conversationId);
+  expect((await conversationSummary(temporal.client, conversationId)).leaseHolder).not.toBeNull();
+  await second.dispose();
+});
+
+test('S5.3: the lease of a vanished receiver expires and is taken over', async () => {
+  const { conversationId } = conversation();
+  // A holder that never renews: the lease taken by a bare update, as by a process that died.
+  await temporal.client.workflow.executeUpdateWithStart(openReceiverUpdate, {
+    args: [{ receiverId: 'vanished', ttlMs: 500 }],
+    startWorkflowOperation: conversationStartOperation(conversationId, { taskQueue }),
+  });
+  expect((await errorOf(open(conversationId))).kind).toBe(ErrorKind.Conflict);
+  const successor = await openWhenLeaseFree(temporal.client, conversationId, { taskQueue });
+  expect((await conversationSummary(temporal.client, conversationId)).leaseHolder).not.toBe('vanished');
+  await successor.dispose();
+});
+
+test('S5.2/S5.4: items arrive in order; receiving the next acknowledges the previous passive item', async () => {
+  const { conversationId } = conversation();
+  await publish(conversationId, 'a', 'b', 'c');
+  await using receiver = await open(conversationId);
+  expect(label(await receiver.recv())).toBe('a');
+  expect(label(await receiver.recv())).toBe('b');
+  const summary = await conversationSummary(temporal.client, conversationId);
+  expect(summary).toMatchObject({ lastSeq: 3, acknowledgedThrough: 1, backlogSize: 2 });
+});
+
+test('S5.5: a receiver disposed after item k lets the next receiver receive k again', async () => {
+  const { conversationId } = conversation();
+  await publish(conversationId, 'a', 'b', 'c');
+  const first = await open(conversationId);
+  expect((await receiveMany(first, 2)).map(label)).toEqual(['a', 'b']);
+  await first.dispose();
+  await using second = await open(conversationId);
+  expect((await receiveMany(second, 2)).map(label)).toEqual(['b', 'c']);
+});
+
+test('S5.4: an interaction is redelivered to each new receiver until resolved', async () => {
+  const { conversationId, threadId } = conversation();
+  const interaction = approvalBody(threadId);
+  await publishNotifications(
+    temporal.client,
+    conversationId,
+    [{ body: interaction }, { body: messageBody('after') }],
+    { taskQueue },
+  );
+  const first = await open(conversationId);
+  expect((await receiveMany(first, 2)).map(label)).toEqual(['interaction', 'after']);
+  await publish(conversationId, 'later');
+  expect(label(await first.recv())).toBe('later'); // acknowledges 'after', not the interaction
+  await first.dispose();
+  await using second = await open(conversationId);
+  expect((await receiveMany(second, 2)).map(label)).toEqual(['interaction', 'later']);
+  const summary = await conversationSummary(temporal.client, conversationId);
+  expect(summary).toMatchObject({ pendingInteractions: 1 });
+});
+
+test('S5.6: close makes the receiver drain-only, then end-of-stream; later publishing is refused', async () => {
+  const { conversationId } = conversation();
+  await publish(conversationId, 'a', 'b');
+  const receiver = await open(conversationId);
+  expect(label(await receiver.recv())).toBe('a');
+  expect(await closeConversation(temporal.client, conversationId)).toEqual({
+    closed: true,
+    backlogSize: 2,
+  });
+  const refused = await errorOf(
+    publishNotificationsWithReceipt(temporal.client, conversationId, [{ body: messageBody('late') }], {
+      taskQueue,
+    }),
+  );
+  expect(refused.kind).toBe(ErrorKind.Closed);
+  await publish(conversationId, 'late, fire-and-forget');
+  expect(label(await receiver.recv())).toBe('b');
+  expect(await receiver.recv()).toBeNull();
+  expect(await receiver.recv()).toBeNull();
+  const summary = await conversationSummary(temporal.client, conversationId);
+  expect(summary).toMatchObject({ closed: true, refusedAfterClose: 2, lastSeq: 2, backlogSize: 0 });
+  await receiver.dispose();
+});
+
+test('S5.7: a receiver whose lease was taken over gets Conflict once, then end-of-stream', async () => {
+  const { conversationId } = conversation();
+  await publish(conversationId, 'a');
+  const receiver = await open(conversationId, { receiverId: 'first-holder' });
+  expect(label(await receiver.recv())).toBe('a');
+  await conversationHandle(temporal.client, conversationId).executeUpdate(releaseReceiverUpdate, {
+    args: [{ receiverId: 'first-holder' }],
+  });
+  await using successor = await open(conversationId);
+  await publish(conversationId, 'b');
+  expect((await errorOf(receiver.recv())).kind).toBe(ErrorKind.Conflict);
+  expect(await receiver.recv()).toBeNull();
+  expect((await receiveMany(successor, 2)).map(label)).toEqual(['a', 'b']);
+  await receiver.dispose();
+});
+
+test('S5.7: a recv aborted while waiting loses no item; the next recv gets it', async () => {
+  const { conversationId } = conversation();
+  await using receiver = await open(conversationId);
+  const abort = new AbortController();
+  const waiting = receiver.recv({ signal: abort.signal });
+  abort.abort();
+  const aborted = await errorOf(waiting);
+  expect(aborted.kind).toBe(ErrorKind.Timeout);
+  await publish(conversationId, 'first', 'second');
+  expect(label(await receiver.recv())).toBe('first');
+  expect(label(await receiver.recv())).toBe('second');
+});
+
+test('the async iterator yields every item until end-of-stream', async () => {
+  const { conversationId } = conversation();
+  await publish(conversationId, 'a', 'b', 'c');
+  await closeConversation(temporal.client, conversationId);
+  const labels: string[] = [];
+  await using receiver = await open(conversationId);
+  for await (const notification of receiver) labels.push(label(notification));
+  expect(labels).toEqual(['a', 'b', 'c']);
+});

@@ -1,0 +1,214 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  workflowInfo,
+  type SignalDefinition,
+} from '@temporalio/workflow';
+import { z } from 'zod';
+import { ConversationJournal, ConversationJournalSnapshot } from '../domain/conversation-journal';
+import {
+  closeConversationUpdate,
+  conversationSummaryQuery,
+  interactionAnsweredSignal,
+  interactionSettledSignal,
+  openReceiverUpdate,
+  publishSignal,
+  publishUpdate,
+  receiveUpdate,
+  releaseReceiverUpdate,
+  resolveNotificationUpdate,
+} from '../domain/conversation-messages';
+import {
+  InteractionResolution,
+  OpenReceiverRequest,
+  PublishReceipt,
+  PublishRequest,
+  ReceiveRequest,
+  ReleaseReceiverRequest,
+  ResolveNotificationRequest,
+} from '../domain/conversation-schemas';
+import { parseInput } from '../domain/errors';
+import { ConversationId } from '../domain/ids';
+import { asFailure, guarded } from './failures';
+
+/** How a conversation workflow starts (or continues as new, carrying its journal snapshot). */
+export const ConversationWorkflowInput = z
+  .object({
+    conversationId: ConversationId,
+    /** Longest a `receive` long-poll waits server-side before answering `idle` (capped at half the TTL). */
+    receiveWaitMs: z.number().int().min(0).max(300_000).default(30_000),
+    /** Continue as new once this run's history has this many events (Temporal suggests it at ~4,096). */
+    continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(3_000),
+    /** Continue as new after this many updates in one run (Temporal allows 2,000 per run). */
+    continueAsNewAfterUpdates: z.number().int().min(1).max(1_900).default(1_500),
+    /** How many runs came before this one. */
+    generation: z.number().int().min(0).default(0),
+    snapshot: ConversationJournalSnapshot.optional(),
+  })
+  .strict();
+export type ConversationWorkflowInput = z.input<typeof ConversationWorkflowInput>;
+
+/**
+ * The durable notification stream of one conversation (SPEC S5); workflow id = the conversation id.
+ * Lives until terminated: its backlog outlives the agent, and continues as new to stay small (S7.3).
+ */
+export async function conversationWorkflow(rawInput: ConversationWorkflowInput): Promise<void> {
+  let input: z.output<typeof ConversationWorkflowInput>;
+  let journal: ConversationJournal;
+  try {
+    input = parseInput(ConversationWorkflowInput, rawInput, 'conversation workflow input');
+    journal = input.snapshot
+      ? ConversationJournal.fromSnapshot(input.snapshot)
+      : ConversationJournal.create(input.conversationId);
+  } catch (error) {
+    throw asFailure(error);
+  }
+  let handingOver = false;
+  let updatesThisRun = 0;
+
+  async function publish(request: PublishRequest): Promise<PublishReceipt> {
+    const { accepted, ...receipt } = journal.publish(request.notifications, request.mirrorInteractionsTo);
+    const mirrored = accepted.filter((notification) => notification.body.type === 'interaction');
+    if (request.mirrorInteractionsTo && mirrored.length > 0) {
+      await signalQuietly(request.mirrorInteractionsTo, publishSignal, {
+        notifications: mirrored.map(({ id, createdAt, body }) => ({ id, createdAt, body })),
+      });
+    }
+    return receipt;
+  }
+
+  setHandler(conversationSummaryQuery, () => journal.summary(input.generation));
+
+  setHandler(publishSignal, async (rawRequest: PublishRequest) => {
+    try {
+      await publish(parseInput(PublishRequest, rawRequest, 'publish request'));
+    } catch (error) {
+      log.warn('publish dropped', { conversationId: journal.conversationId, error: String(error) });
+    }
+  });
+
+  setHandler(
+    publishUpdate,
+    guarded((request: PublishRequest) => {
+      updatesThisRun++;
+      return publish(request);
+    }),
+    { validator: guarded((request: PublishRequest) => void parseInput(PublishRequest, request, 'publish')) },
+  );
+
+  setHandler(
+    openReceiverUpdate,
+    guarded((request: OpenReceiverRequest) => {
+      updatesThisRun++;
+      return request.renewOnly
+        ? journal.renew(request.receiverId, Date.now())
+        : journal.openReceiver(request.receiverId, request.ttlMs, Date.now());
+    }),
+    {
+      validator: guarded(
+        (request: OpenReceiverRequest) => void parseInput(OpenReceiverRequest, request, 'open-receiver'),
+      ),
+    },
+  );
+
+  setHandler(
+    receiveUpdate,
+    guarded(async (request: ReceiveRequest) => {
+      updatesThisRun++;
+      const lease = journal.renew(request.receiverId, Date.now());
+      const waitMs = Math.min(request.waitMs ?? input.receiveWaitMs, Math.floor(lease.ttlMs / 2));
+      const ready = () => handingOver || journal.hasNewsFor(request.receiverId, request.afterSeq);
+      if (!ready() && waitMs > 0) await condition(ready, waitMs);
+      return journal.receive(request.receiverId, request.afterSeq, Date.now());
+    }),
+    { validator: guarded((request: ReceiveRequest) => void parseInput(ReceiveRequest, request, 'receive')) },
+  );
+
+  setHandler(
+    releaseReceiverUpdate,
+    guarded((request: ReleaseReceiverRequest) => {
+      updatesThisRun++;
+      return { released: journal.release(request.receiverId) };
+    }),
+    {
+      validator: guarded(
+        (request: ReleaseReceiverRequest) =>
+          void parseInput(ReleaseReceiverRequest, request, 'release-receiver'),
+      ),
+    },
+  );
+
+  setHandler(
+    closeConversationUpdate,
+    guarded(() => {
+      updatesThisRun++;
+      return journal.close();
+    }),
+  );
+
+  setHandler(
+    resolveNotificationUpdate,
+    guarded(async (request: ResolveNotificationRequest) => {
+      updatesThisRun++;
+      const outcome = journal.resolve(request.requestId, request.answer, new Date().toISOString());
+      if (outcome.firstTime) {
+        const { resolution } = outcome;
+        await signalQuietly(resolution.threadId, interactionAnsweredSignal, {
+          requestId: resolution.requestId,
+          answer: resolution.answer,
+        });
+        if (outcome.mirroredTo) await signalQuietly(outcome.mirroredTo, interactionSettledSignal, resolution);
+      }
+      return outcome.resolution;
+    }),
+    {
+      validator: guarded(
+        (request: ResolveNotificationRequest) =>
+          void parseInput(ResolveNotificationRequest, request, 'resolve-notification'),
+      ),
+    },
+  );
+
+  setHandler(interactionSettledSignal, (rawResolution: InteractionResolution) => {
+    try {
+      journal.settle(parseInput(InteractionResolution, rawResolution, 'interaction-settled'));
+    } catch (error) {
+      log.warn('interaction-settled dropped', { error: String(error) });
+    }
+  });
+
+  await condition(
+    () =>
+      workflowInfo().continueAsNewSuggested ||
+      workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
+      updatesThisRun >= input.continueAsNewAfterUpdates,
+  );
+  // Waiting receives answer `idle` at once, so their clients re-poll the next run.
+  handingOver = true;
+  await condition(allHandlersFinished);
+  return await continueAsNew<typeof conversationWorkflow>({
+    conversationId: input.conversationId,
+    receiveWaitMs: input.receiveWaitMs,
+    continueAsNewAfterEvents: input.continueAsNewAfterEvents,
+    continueAsNewAfterUpdates: input.continueAsNewAfterUpdates,
+    generation: input.generation + 1,
+    snapshot: journal.snapshot(),
+  });
+}
+
+/** Signals another workflow; a missing or finished target is logged, never fails the caller's update. */
+async function signalQuietly<Args extends unknown[]>(
+  workflowId: string,
+  signal: SignalDefinition<Args>,
+  ...args: Args
+): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(workflowId).signal(signal, ...args);
+  } catch (error) {
+    log.warn('signal not delivered', { workflowId, signal: signal.name, error: String(error) });
+  }
+}
