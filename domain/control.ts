@@ -178,6 +178,7 @@ export const AgentInput = z
     thread: AgentThread,
     spec: AgentSpec,
     idleTimeoutMs: z.number().int().min(1),
+    interactionTimeoutMs: z.number().int().min(1).default(600_000),
     continueAsNewAfterEvents: z.number().int().min(100).default(defaultContinueAsNewAfterEvents),
     resume: AgentResume.optional(),
   })

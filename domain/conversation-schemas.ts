@@ -100,7 +100,8 @@ export const InteractionResolution = z
     requestId: RequestId,
     threadId: ThreadId,
     conversationId: ConversationId,
-    seq: z.number().int().min(1),
+    /** The interaction's seq in its origin conversation; absent when the agent settled it itself (timeout). */
+    seq: z.number().int().min(1).optional(),
     answer: InteractionAnswer,
     resolvedAt: z.string(),
   })

@@ -64,6 +64,9 @@ export const ScriptStep: z.ZodType<ScriptStepShape> = z.lazy(() =>
     z.object({ type: z.literal('load'), target: z.string().min(1).max(100) }).strict(),
     z.object({ type: z.literal('list') }).strict(),
     z
+      .object({ type: z.literal('ask'), kind: z.enum(['approval', 'question']), prompt: text(10_000) })
+      .strict(),
+    z
       .object({ type: z.literal('reply'), text: text(100_000), tokens: z.number().int().min(0).optional() })
       .strict(),
     z.object({ type: z.literal('fail'), message: text(10_000) }).strict(),
@@ -77,6 +80,7 @@ export type ScriptStepShape =
   | { type: 'wait'; on: string[]; timeoutMs?: number }
   | { type: 'load'; target: string }
   | { type: 'list' }
+  | { type: 'ask'; kind: 'approval' | 'question'; prompt: string }
   | { type: 'reply'; text: string; tokens?: number }
   | { type: 'fail'; message: string };
 

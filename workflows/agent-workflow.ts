@@ -39,6 +39,7 @@ import { searchAttributes } from '../domain/search-attributes';
 import { asFailure } from './failures';
 import type { AgentControls } from './kernel';
 import { kernelFor } from './kernels';
+import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadWatch } from './thread-watch';
 
@@ -108,12 +109,15 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       ),
   };
 
+  const conversation = new ThreadConversation(() => thread, input.interactionTimeoutMs);
+  conversation.open(!resume);
   const loop = new ThreadLoop(
     () => thread,
     {
       kernel: kernelFor(input.spec),
       controls: () => controls,
       takeInbox: (turn) => mailbox.take(turn),
+      conversation,
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
         report({ type: 'turn-start', threadId: thread.id, turn, at });
@@ -157,7 +161,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const exit = await loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: pastHistoryLimit });
   if (exit === 'continue-as-new') {
     watch.release();
-    await condition(() => outgoing.size === 0 && allHandlersFinished());
+    await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
     const carried: AgentInput = {
       ...input,
       resume: {
@@ -174,6 +178,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const status = closedAs ?? 'completed';
   setStatus(status, exit === 'idle-timeout' ? 'idle timeout reached' : 'closed');
   report({ type: 'thread-end', threadId: thread.id, status, at: thread.updatedAt });
-  await condition(() => outgoing.size === 0 && allHandlersFinished());
+  conversation.publish({ type: 'status', event: 'thread-end', threadId: thread.id, detail: status });
+  await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
   return thread;
 }

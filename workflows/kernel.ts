@@ -1,4 +1,6 @@
 import type { AgentInterruptReceipt, WaitRequestInput, WaitResult } from '../domain/control';
+import type { InteractionAnswer } from '../domain/conversation-schemas';
+import type { InteractionRequest } from './thread-conversation';
 import type {
   AgentThread,
   InterAgentMessage,
@@ -33,6 +35,8 @@ export interface TurnContext {
   controls: AgentControls;
   /** Runs a user tool as an activity. */
   runTool(name: string, input: unknown): Promise<unknown>;
+  /** Asks a person through the thread's conversation (SPEC S5); unanswered in time, it is denied. */
+  ask(request: InteractionRequest): Promise<InteractionAnswer>;
   /** Durable per-thread memory of the kernel (carried through continue-as-new). */
   memory: Record<string, string>;
 }

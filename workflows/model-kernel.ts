@@ -97,6 +97,23 @@ export class ModelKernel implements Kernel {
   /** Runs one tool call; a failure becomes a tool result the model can act on, not a crash. */
   private async runToolCall(call: ToolCall, context: TurnContext, transcript: TranscriptEntry[]) {
     try {
+      if (call.needsApproval) {
+        // SPEC S6.1: a tool that needs approval runs only once a person approves it.
+        const answer = await context.ask({
+          kind: 'approval',
+          prompt: `${context.thread.path} wants to run ${call.name}`,
+          tool: { name: call.name, input: call.input },
+        });
+        if (answer.type !== 'approval' || !answer.approved) {
+          const reason = answer.type === 'approval' ? (answer.reason ?? 'no reason given') : 'no approval';
+          return {
+            id: call.id,
+            name: call.name,
+            output: JSON.stringify({ denied: true, reason: `a person denied this call: ${reason}` }),
+            isError: true,
+          };
+        }
+      }
       const output = isAgentToolName(call.name)
         ? await runAgentTool(call.name, call.input, context.controls, transcript, context.memory)
         : await context.runTool(call.name, call.input);

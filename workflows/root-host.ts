@@ -332,6 +332,7 @@ export class RootHost {
               thread,
               spec,
               idleTimeoutMs: this.state.grant.idleTimeoutMs,
+              interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
               continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
             },
           ],

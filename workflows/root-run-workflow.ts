@@ -25,6 +25,7 @@ import { asFailure } from './failures';
 import { kernelFor } from './kernels';
 import { registerRootUpdates } from './root-updates';
 import { RootHost } from './root-host';
+import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadWatch } from './thread-watch';
 
@@ -76,6 +77,8 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       `**${state.root.status}** · turn ${state.root.turnsStarted} · ${live} live / ${total} spawned sub-agents`,
     );
   };
+  const conversation = new ThreadConversation(() => state.root, state.grant.interactionTimeoutMs);
+  conversation.open(!resume);
   const loop: ThreadLoop = new ThreadLoop(
     () => state.root,
     {
@@ -83,6 +86,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       // Each turn's kernel gets controls bound to that turn (SPEC S3.8).
       controls: (turn) => host.rootControls(turn),
       takeInbox: () => state.takeRootMessages(rootScope),
+      conversation,
       turnStarted: (turn, at) => {
         state.turnStarted(state.rootId, turn, at);
         showStatus();
@@ -127,7 +131,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       host.releasing = true;
       watch.release();
       await host.drain();
-      await condition(() => allHandlersFinished() && host.idle);
+      await condition(() => allHandlersFinished() && host.idle && conversation.idle);
       const carried: RootResume = {
         schemaVersion: 1,
         run: state.snapshot(),
@@ -143,7 +147,13 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   const report = await host.shutdown();
   state.threadEnded(state.rootId, ending ?? 'completed', new Date().toISOString(), true);
   showStatus();
+  conversation.publish({
+    type: 'status',
+    event: 'thread-end',
+    threadId: state.rootId,
+    detail: state.root.status,
+  });
   await host.drain();
-  await condition(allHandlersFinished);
+  await condition(() => allHandlersFinished() && conversation.idle);
   return { root: state.root, shutdown: report };
 }

@@ -58,6 +58,16 @@ export class ScriptedKernel implements Kernel {
         case 'list':
           last = render((await context.controls.listThreads()).map((thread) => thread.path));
           break;
+        case 'ask': {
+          const answer = await context.ask({ kind: step.kind, prompt: fill(step.prompt) });
+          last =
+            answer.type === 'approval'
+              ? answer.approved
+                ? 'approved'
+                : `denied${answer.reason ? `: ${answer.reason}` : ''}`
+              : answer.text;
+          break;
+        }
         case 'reply':
           return { text: fill(step.text), tokens: step.tokens ?? 0 };
         case 'fail':

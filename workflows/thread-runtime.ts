@@ -10,6 +10,7 @@ import type { ThreadLoopState } from '../domain/control';
 import { ErrorKind, KitError, kitErrorFromFailure } from '../domain/errors';
 import { allowsTool, type AgentThread, type InterAgentMessage, type TurnOutcome } from '../domain/schemas';
 import type { AgentControls, Kernel } from './kernel';
+import type { ThreadConversation } from './thread-conversation';
 
 const { runTool } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 minutes',
@@ -29,6 +30,7 @@ export interface ThreadPorts {
   controls(turn: number): AgentControls;
   /** Messages waiting for this thread, taken at the start of a turn. */
   takeInbox(turn: number): InterAgentMessage[];
+  conversation: ThreadConversation;
   turnStarted(turn: number, at: string): void;
   turnEnded(outcome: TurnOutcome, nextStatus: 'idle' | 'running'): void;
 }
@@ -101,6 +103,12 @@ export class ThreadLoop {
     this.state.idleSince = null;
     const turn = ++this.state.turn;
     this.ports.turnStarted(turn, new Date().toISOString());
+    this.ports.conversation.publish({
+      type: 'status',
+      event: 'turn-start',
+      threadId: this.thread().id,
+      detail: `turn ${turn}`,
+    });
     const inbox = this.ports.takeInbox(turn);
     const scope = new CancellationScope();
     this.currentTurn = scope;
@@ -113,6 +121,7 @@ export class ThreadLoop {
           inbox,
           controls: this.ports.controls(turn),
           runTool: (name, input) => this.runTool(name, input),
+          ask: (request) => this.ports.conversation.ask(request),
           memory: this.state.memory,
         }),
       );
@@ -139,6 +148,17 @@ export class ThreadLoop {
       this.currentTurn = undefined;
     }
     this.state.idleSince = this.state.turnRequested ? null : outcome.endedAt;
+    const threadId = this.thread().id;
+    if (outcome.result) this.ports.conversation.publish({ type: 'message', text: outcome.result });
+    const detail = outcome.error
+      ? `turn ${turn} failed: ${outcome.error.kind}: ${outcome.error.message}`
+      : `turn ${turn} ${outcome.status}`;
+    this.ports.conversation.publish({
+      type: 'status',
+      event: outcome.status === 'interrupted' ? 'turn-interrupted' : 'turn-end',
+      threadId,
+      detail,
+    });
     this.ports.turnEnded(outcome, this.state.turnRequested && !this.stopRequested ? 'running' : 'idle');
   }
 

@@ -1,0 +1,134 @@
+import {
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  ParentClosePolicy,
+  setHandler,
+  startChild,
+  uuid4,
+} from '@temporalio/workflow';
+import {
+  interactionAnsweredSignal,
+  interactionSettledSignal,
+  publishSignal,
+} from '../domain/conversation-messages';
+import { InteractionAnswered, type InteractionAnswer } from '../domain/conversation-schemas';
+import { newId, relatedId, type ConversationId } from '../domain/ids';
+import type { AgentThread, NotificationBody } from '../domain/schemas';
+import { conversationWorkflow } from './conversation-workflow';
+
+/** What an agent asks a person (SPEC S5.1): approve a tool call, or answer a question. */
+export interface InteractionRequest {
+  kind: 'approval' | 'question';
+  prompt: string;
+  tool?: { name: string; input: unknown };
+}
+
+/**
+ * A thread's side of its conversation (SPEC S5): the conversation workflow is started as an abandoned
+ * child, so its backlog outlives the agent (S5.2); notifications are published by signal; interactions
+ * are mirrored to the root's conversation (S5.9) and wait for an answer, or time out as denied.
+ */
+export class ThreadConversation {
+  readonly conversationId: ConversationId;
+  private readonly rootConversationId: ConversationId;
+  private readonly answers = new Map<string, InteractionAnswer>();
+  private readonly outgoing = new Set<Promise<void>>();
+  private started: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly thread: () => AgentThread,
+    private readonly interactionTimeoutMs: number,
+  ) {
+    this.conversationId = relatedId('conversation', thread().id);
+    this.rootConversationId = relatedId('conversation', thread().rootId);
+  }
+
+  /** Registers the answer signal; on a thread's first run, starts its conversation workflow. */
+  open(firstRun: boolean): void {
+    setHandler(interactionAnsweredSignal, (raw) => {
+      const answered = InteractionAnswered.safeParse(raw);
+      if (answered.success && !this.answers.has(answered.data.requestId))
+        this.answers.set(answered.data.requestId, answered.data.answer);
+    });
+    if (!firstRun) return;
+    this.started = startChild(conversationWorkflow, {
+      workflowId: this.conversationId,
+      taskQueue: this.thread().taskQueue,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [{ conversationId: this.conversationId }],
+      staticSummary: `conversation of ${this.thread().path}`,
+    }).then(
+      () => undefined,
+      (error: unknown) =>
+        log.warn('conversation start failed (it may exist already)', { error: String(error) }),
+    );
+    this.track(this.started);
+  }
+
+  /** Publishes a passive notification (a status or a message for people). */
+  publish(body: NotificationBody): void {
+    this.send(body);
+  }
+
+  /** Raises an interaction and waits for its answer; unanswered within the grant's timeout, it is denied. */
+  async ask(request: InteractionRequest): Promise<InteractionAnswer> {
+    const requestId = newId('request', uuid4);
+    const expiresAt = new Date(Date.now() + this.interactionTimeoutMs).toISOString();
+    const thread = this.thread();
+    this.send(
+      {
+        type: 'interaction',
+        requestId,
+        threadId: thread.id,
+        kind: request.kind,
+        prompt: request.prompt,
+        expiresAt,
+        ...(request.tool ? { tool: request.tool } : {}),
+      },
+      thread.id === thread.rootId ? undefined : this.rootConversationId,
+    );
+    const answered = await condition(() => this.answers.has(requestId), this.interactionTimeoutMs);
+    if (answered) return this.answers.get(requestId)!;
+    const denied: InteractionAnswer =
+      request.kind === 'approval'
+        ? { type: 'approval', approved: false, reason: 'timed out unanswered' }
+        : { type: 'question', text: '' };
+    // Settle it everywhere, so no receiver is offered an interaction nobody waits for any more.
+    const resolution = {
+      requestId,
+      threadId: thread.id,
+      conversationId: this.conversationId,
+      answer: denied,
+      resolvedAt: new Date().toISOString(),
+    };
+    for (const target of new Set([this.conversationId, this.rootConversationId])) {
+      this.track(getExternalWorkflowHandle(target).signal(interactionSettledSignal, resolution));
+    }
+    return denied;
+  }
+
+  /** Publishing and settling still in flight. */
+  get idle(): boolean {
+    return this.outgoing.size === 0;
+  }
+
+  private send(body: NotificationBody, mirrorInteractionsTo?: ConversationId): void {
+    const notification = { id: newId('notification', uuid4), createdAt: new Date().toISOString(), body };
+    const request = {
+      notifications: [notification],
+      ...(mirrorInteractionsTo ? { mirrorInteractionsTo } : {}),
+    };
+    this.track(
+      this.started.then(() => getExternalWorkflowHandle(this.conversationId).signal(publishSignal, request)),
+    );
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work.catch((error: unknown) =>
+      log.warn('conversation signal failed', { error: String(error) }),
+    );
+    this.outgoing.add(tracked);
+    void tracked.finally(() => this.outgoing.delete(tracked));
+  }
+}
