@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
+import { conversationSummary, resolveNotification } from '../../client/conversations';
+import { createActivities, createModelProvider, defineTool, loadModelConfig } from '../../activities';
+import type { ConversationNotification } from '../../domain/schemas';
+import { attachRun, untilTurns } from '../helpers/runs';
+import { startOpenAIServer, toolResultsOf, type ReceivedRequest, type Reply } from '../helpers/openai-server';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+
+let temporal: TestTemporal;
+let server: Awaited<ReturnType<typeof startOpenAIServer>>;
+let policy: (request: ReceivedRequest) => Reply = () => ({ text: 'unset' });
+const taskQueue = uniqueTaskQueue('interactions');
+const deployments: string[] = [];
+const deploy = defineTool({
+  name: 'deploy',
+  description: 'Deploys a service. Needs a person to approve.',
+  input: z.object({ service: z.string() }).strict(),
+  needsApproval: true,
+  run: async ({ service }) => {
+    deployments.push(service);
+    return `deployed ${service}`;
+  },
+});
+
+beforeAll(async () => {
+  server = await startOpenAIServer((request) => policy(request));
+  temporal = await connectTestTemporal();
+  const model = createModelProvider(
+    loadModelConfig({ AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible', AGENTS_KIT_MODEL: 'm', AGENTS_KIT_MODEL_BASE_URL: server.url }),
+  );
+  await temporal.startWorker({ taskQueue, activities: createActivities({ model, tools: [deploy] }) });
+});
+afterAll(async () => {
+  await temporal?.close();
+  await server?.close();
+});
+
+/** Receives from a conversation until an interaction shows up (passive items are acknowledged on the way). */
+async function nextInteraction(receiver: ConversationNotificationReceiver): Promise<ConversationNotification> {
+  for (;;) {
+    const item = await receiver.recv();
+    if (!item) throw new Error('the conversation ended before an interaction arrived');
+    if (item.body.type === 'interaction') return item;
+  }
+}
+
+test('a child at depth 2 asks for approval; a receiver on the root conversation resolves it and the child continues', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const lead = await service.rootControls().spawn({
+    task: 'lead',
+    name: 'lead',
+    kernel: { type: 'scripted', turns: [[{ type: 'spawn', as: 'w', request: { task: 'ask first', name: 'asker', kernel: { type: 'scripted', turns: [[{ type: 'ask', kind: 'approval', prompt: 'May I delete the cache?' }, { type: 'reply', text: 'answer was {{last}}' }]] } } }, { type: 'reply', text: 'spawned' }]] },
+  });
+  const root = await service.refreshRoot();
+  await using receiver = await ConversationNotificationReceiver.open(temporal.client, root.conversationId, { taskQueue });
+  const interaction = await nextInteraction(receiver);
+  expect(interaction.body).toMatchObject({ type: 'interaction', kind: 'approval', prompt: 'May I delete the cache?' });
+  const asker = (await service.rootControls().listThreads()).find((thread) => thread.name === 'asker')!;
+  expect(asker).toMatchObject({ depth: 2, parentId: lead.id });
+  expect(interaction.body.type === 'interaction' && interaction.body.threadId).toBe(asker.id);
+  await resolveNotification(temporal.client, interaction, { type: 'approval', approved: true });
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('answer was approved');
+  // The interaction is settled in both conversations: nobody is offered it again.
+  expect((await conversationSummary(temporal.client, asker.conversationId)).pendingInteractions).toBe(0);
+});
+
+test('an unanswered interaction times out as denied', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { grant: { owner: 'tests', interactionTimeoutMs: 1500 } });
+  const asker = await service.rootControls().spawn({
+    task: 'ask nobody',
+    kernel: { type: 'scripted', turns: [[{ type: 'ask', kind: 'approval', prompt: 'Anyone there?' }, { type: 'reply', text: '{{last}}' }]] },
+  });
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('denied: timed out unanswered');
+  const rootConversation = (await service.refreshRoot()).conversationId;
+  expect((await conversationSummary(temporal.client, rootConversation)).pendingInteractions).toBe(0);
+});
+
+describe('tools that need approval (S6.1)', () => {
+  const askToDeploy = (service: string) => (request: ReceivedRequest): Reply => {
+    const results = toolResultsOf(request);
+    return results.length === 0 ? { toolCalls: [{ name: 'deploy', input: { service } }] } : { text: `tool said: ${results[0]!.content}` };
+  };
+
+  test('approved → the tool runs', async () => {
+    policy = askToDeploy('billing');
+    const service = await attachRun(temporal.client, taskQueue, { root: { task: 'deploy billing', kernel: { type: 'model' } } });
+    await using receiver = await ConversationNotificationReceiver.open(temporal.client, (await service.refreshRoot()).conversationId, { taskQueue });
+    const interaction = await nextInteraction(receiver);
+    expect(interaction.body).toMatchObject({ kind: 'approval', tool: { name: 'deploy', input: { service: 'billing' } } });
+    await resolveNotification(temporal.client, interaction, { type: 'approval', approved: true });
+    expect((await service.rootControls().subscribeFirstTurn(service.rootThreadId)).result).toBe('tool said: deployed billing');
+    expect(deployments).toContain('billing');
+  });
+
+  test('denied → the model receives the denial and continues', async () => {
+    policy = askToDeploy('payments');
+    const service = await attachRun(temporal.client, taskQueue, { root: { task: 'deploy payments', kernel: { type: 'model' } } });
+    await using receiver = await ConversationNotificationReceiver.open(temporal.client, (await service.refreshRoot()).conversationId, { taskQueue });
+    await resolveNotification(temporal.client, await nextInteraction(receiver), { type: 'approval', approved: false, reason: 'freeze week' });
+    const first = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
+    expect(first.result).toMatch(/a person denied this call: freeze week/);
+    expect(deployments).not.toContain('payments');
+  });
+
+  test('unanswered → times out as denied', async () => {
+    policy = askToDeploy('search');
+    const service = await attachRun(temporal.client, taskQueue, { root: { task: 'deploy search', kernel: { type: 'model' } }, grant: { owner: 'tests', interactionTimeoutMs: 1000 } });
+    const first = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
+    expect(first.result).toMatch(/timed out unanswered/);
+    expect(deployments).not.toContain('search');
+  });
+});
