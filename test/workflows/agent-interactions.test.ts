@@ -27,7 +27,11 @@ beforeAll(async () => {
   server = await startOpenAIServer((request) => policy(request));
   temporal = await connectTestTemporal();
   const model = createModelProvider(
-    loadModelConfig({ AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible', AGENTS_KIT_MODEL: 'm', AGENTS_KIT_MODEL_BASE_URL: server.url }),
+    loadModelConfig({
+      AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
+      AGENTS_KIT_MODEL: 'm',
+      AGENTS_KIT_MODEL_BASE_URL: server.url,
+    }),
   );
   await temporal.startWorker({ taskQueue, activities: createActivities({ model, tools: [deploy] }) });
 });
@@ -37,7 +41,9 @@ afterAll(async () => {
 });
 
 /** Receives from a conversation until an interaction shows up (passive items are acknowledged on the way). */
-async function nextInteraction(receiver: ConversationNotificationReceiver): Promise<ConversationNotification> {
+async function nextInteraction(
+  receiver: ConversationNotificationReceiver,
+): Promise<ConversationNotification> {
   for (;;) {
     const item = await receiver.recv();
     if (!item) throw new Error('the conversation ended before an interaction arrived');
@@ -50,12 +56,42 @@ test('a child at depth 2 asks for approval; a receiver on the root conversation 
   const lead = await service.rootControls().spawn({
     task: 'lead',
     name: 'lead',
-    kernel: { type: 'scripted', turns: [[{ type: 'spawn', as: 'w', request: { task: 'ask first', name: 'asker', kernel: { type: 'scripted', turns: [[{ type: 'ask', kind: 'approval', prompt: 'May I delete the cache?' }, { type: 'reply', text: 'answer was {{last}}' }]] } } }, { type: 'reply', text: 'spawned' }]] },
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [
+          {
+            type: 'spawn',
+            as: 'w',
+            request: {
+              task: 'ask first',
+              name: 'asker',
+              kernel: {
+                type: 'scripted',
+                turns: [
+                  [
+                    { type: 'ask', kind: 'approval', prompt: 'May I delete the cache?' },
+                    { type: 'reply', text: 'answer was {{last}}' },
+                  ],
+                ],
+              },
+            },
+          },
+          { type: 'reply', text: 'spawned' },
+        ],
+      ],
+    },
   });
   const root = await service.refreshRoot();
-  await using receiver = await ConversationNotificationReceiver.open(temporal.client, root.conversationId, { taskQueue });
+  await using receiver = await ConversationNotificationReceiver.open(temporal.client, root.conversationId, {
+    taskQueue,
+  });
   const interaction = await nextInteraction(receiver);
-  expect(interaction.body).toMatchObject({ type: 'interaction', kind: 'approval', prompt: 'May I delete the cache?' });
+  expect(interaction.body).toMatchObject({
+    type: 'interaction',
+    kind: 'approval',
+    prompt: 'May I delete the cache?',
+  });
   const asker = (await service.rootControls().listThreads()).find((thread) => thread.name === 'asker')!;
   expect(asker).toMatchObject({ depth: 2, parentId: lead.id });
   expect(interaction.body.type === 'interaction' && interaction.body.threadId).toBe(asker.id);
@@ -66,10 +102,20 @@ test('a child at depth 2 asks for approval; a receiver on the root conversation 
 });
 
 test('an unanswered interaction times out as denied', async () => {
-  const service = await attachRun(temporal.client, taskQueue, { grant: { owner: 'tests', interactionTimeoutMs: 1500 } });
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', interactionTimeoutMs: 1500 },
+  });
   const asker = await service.rootControls().spawn({
     task: 'ask nobody',
-    kernel: { type: 'scripted', turns: [[{ type: 'ask', kind: 'approval', prompt: 'Anyone there?' }, { type: 'reply', text: '{{last}}' }]] },
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [
+          { type: 'ask', kind: 'approval', prompt: 'Anyone there?' },
+          { type: 'reply', text: '{{last}}' },
+        ],
+      ],
+    },
   });
   expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('denied: timed out unanswered');
   const rootConversation = (await service.refreshRoot()).conversationId;
@@ -77,27 +123,52 @@ test('an unanswered interaction times out as denied', async () => {
 });
 
 describe('tools that need approval (S6.1)', () => {
-  const askToDeploy = (service: string) => (request: ReceivedRequest): Reply => {
-    const results = toolResultsOf(request);
-    return results.length === 0 ? { toolCalls: [{ name: 'deploy', input: { service } }] } : { text: `tool said: ${results[0]!.content}` };
-  };
+  const askToDeploy =
+    (service: string) =>
+    (request: ReceivedRequest): Reply => {
+      const results = toolResultsOf(request);
+      return results.length === 0
+        ? { toolCalls: [{ name: 'deploy', input: { service } }] }
+        : { text: `tool said: ${results[0]!.content}` };
+    };
 
   test('approved → the tool runs', async () => {
     policy = askToDeploy('billing');
-    const service = await attachRun(temporal.client, taskQueue, { root: { task: 'deploy billing', kernel: { type: 'model' } } });
-    await using receiver = await ConversationNotificationReceiver.open(temporal.client, (await service.refreshRoot()).conversationId, { taskQueue });
+    const service = await attachRun(temporal.client, taskQueue, {
+      root: { task: 'deploy billing', kernel: { type: 'model' } },
+    });
+    await using receiver = await ConversationNotificationReceiver.open(
+      temporal.client,
+      (await service.refreshRoot()).conversationId,
+      { taskQueue },
+    );
     const interaction = await nextInteraction(receiver);
-    expect(interaction.body).toMatchObject({ kind: 'approval', tool: { name: 'deploy', input: { service: 'billing' } } });
+    expect(interaction.body).toMatchObject({
+      kind: 'approval',
+      tool: { name: 'deploy', input: { service: 'billing' } },
+    });
     await resolveNotification(temporal.client, interaction, { type: 'approval', approved: true });
-    expect((await service.rootControls().subscribeFirstTurn(service.rootThreadId)).result).toBe('tool said: deployed billing');
+    expect((await service.rootControls().subscribeFirstTurn(service.rootThreadId)).result).toBe(
+      'tool said: deployed billing',
+    );
     expect(deployments).toContain('billing');
   });
 
   test('denied → the model receives the denial and continues', async () => {
     policy = askToDeploy('payments');
-    const service = await attachRun(temporal.client, taskQueue, { root: { task: 'deploy payments', kernel: { type: 'model' } } });
-    await using receiver = await ConversationNotificationReceiver.open(temporal.client, (await service.refreshRoot()).conversationId, { taskQueue });
-    await resolveNotification(temporal.client, await nextInteraction(receiver), { type: 'approval', approved: false, reason: 'freeze week' });
+    const service = await attachRun(temporal.client, taskQueue, {
+      root: { task: 'deploy payments', kernel: { type: 'model' } },
+    });
+    await using receiver = await ConversationNotificationReceiver.open(
+      temporal.client,
+      (await service.refreshRoot()).conversationId,
+      { taskQueue },
+    );
+    await resolveNotification(temporal.client, await nextInteraction(receiver), {
+      type: 'approval',
+      approved: false,
+      reason: 'freeze week',
+    });
     const first = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
     expect(first.result).toMatch(/a person denied this call: freeze week/);
     expect(deployments).not.toContain('payments');
@@ -105,7 +176,10 @@ describe('tools that need approval (S6.1)', () => {
 
   test('unanswered → times out as denied', async () => {
     policy = askToDeploy('search');
-    const service = await attachRun(temporal.client, taskQueue, { root: { task: 'deploy search', kernel: { type: 'model' } }, grant: { owner: 'tests', interactionTimeoutMs: 1000 } });
+    const service = await attachRun(temporal.client, taskQueue, {
+      root: { task: 'deploy search', kernel: { type: 'model' } },
+      grant: { owner: 'tests', interactionTimeoutMs: 1000 },
+    });
     const first = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
     expect(first.result).toMatch(/timed out unanswered/);
     expect(deployments).not.toContain('search');
