@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { projectRoot } from '../../scripts/temporal.cjs';
+
+/** Runs the demo as `npm run demo` does (after bootstrap), feeding `input` to it, and collects its output. */
+function runDemo(options: { args?: string[]; viaTerminal?: boolean; answer?: string }): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, '--import', 'tsx', join(projectRoot, 'workers', 'demo.ts'), ...(options.args ?? [])];
+  // `script` gives the demo a real pseudo-terminal, so it asks at its prompt instead of auto-approving.
+  const child = options.viaTerminal
+    ? spawn('script', ['-qfec', command.map((part) => `'${part}'`).join(' '), '/dev/null'], { cwd: projectRoot, env: { ...process.env, AGENTS_KIT_MODEL_PROVIDER: 'scripted' } })
+    : spawn(command[0]!, command.slice(1), { cwd: projectRoot, env: { ...process.env, AGENTS_KIT_MODEL_PROVIDER: 'scripted' } });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (options.answer && output.includes('approve? [y/N]') && !output.includes('[answered]')) {
+      output += '[answered]';
+      child.stdin!.write(`${options.answer}\n`);
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  if (!options.viaTerminal) child.stdin!.end();
+  return new Promise((done) => child.on('close', (code) => done({ code, output })));
+}
+
+test('npm run demo completes without a model or a terminal: approval automatic, tree and results printed', async () => {
+  const { code, output } = await runDemo({});
+  expect(output).toContain('model: SCRIPTED');
+  expect(output).toMatch(/approval requested: \/root\/writer wants to run publish .* approved automatically/);
+  expect(output).toMatch(/root answered \(completed\)/);
+  expect(output).toMatch(/\/root\/researcher \[idle\] → \(scripted model\)/);
+  expect(output).toMatch(/\/root\/writer \[idle\] → .*publish → published/);
+  expect(output).toMatch(/Web UI, this run's workflows: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\?query=AgentRootThreadId/);
+  expect(output).toContain('shut down: 2 sub-agents closed, 0 failed, 0 unconfirmed');
+  expect(code).toBe(0);
+}, 120_000);
+
+test('at a terminal the demo asks for approval and the agent continues with the answer', async () => {
+  const { code, output } = await runDemo({ viaTerminal: true, answer: 'n' });
+  expect(output).toContain('approve? [y/N]');
+  expect(output).toContain('denied');
+  // The writer's publish was refused and the writer still finished its turn with that answer.
+  expect(output).toContain('a person denied this call: declined at the demo');
+  expect(output).toMatch(/\/root\/writer \[idle\] → \(scripted model\) \/root\/writer finished/);
+  expect(code).toBe(0);
+}, 120_000);
