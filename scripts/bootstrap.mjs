@@ -8,6 +8,35 @@ import { ensureTemporalBinary, projectRoot } from './temporal.cjs';
 
 const log = (line) => process.stderr.write(`[agents-kit] ${line}\n`);
 
+/**
+ * The browser test drives Debian's chromium. Install it only where that is safe and possible: as root,
+ * with apt-get, when /usr/bin/chromium is missing. Never fatal: without it only the browser test fails.
+ */
+function ensureChromium() {
+  const chromium = '/usr/bin/chromium';
+  if (existsSync(chromium)) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const hasApt = spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!isRoot || !hasApt) {
+    log(
+      `${chromium} is missing and cannot be installed here (needs root and apt-get): the browser test will fail`,
+    );
+    return;
+  }
+  log(
+    'installing Debian chromium for the Web UI browser test: apt-get update && apt-get install -y chromium',
+  );
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update'], ['install', '-y', 'chromium']]) {
+    const result = spawnSync('apt-get', args, { stdio: 'inherit', env });
+    if (result.status !== 0) {
+      log(`apt-get ${args.join(' ')} failed with exit code ${result.status}: the browser test will fail`);
+      return;
+    }
+  }
+  log(`installed ${chromium}`);
+}
+
 function packagesAreCurrent() {
   const installed = join(projectRoot, 'node_modules', '.package-lock.json');
   if (!existsSync(installed)) return false;
@@ -23,6 +52,7 @@ try {
   }
   const binary = await ensureTemporalBinary();
   log(`Temporal dev server binary: ${binary}`);
+  ensureChromium();
 } catch (error) {
   log(`bootstrap failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);

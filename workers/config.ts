@@ -1,23 +1,59 @@
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { KitError, parseInput } from '../domain/errors';
 
+/** `host:port`, the form Temporal's gRPC frontend address takes. */
+const hostPort = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/;
+const address = z.string().refine((value) => {
+  const port = hostPort.exec(value)?.[1];
+  return port !== undefined && Number(port) >= 1 && Number(port) <= 65_535;
+}, 'expected host:port with a port from 1 to 65535, like 127.0.0.1:7233');
+
+/** Task queue names: what Temporal accepts, without surprises in shells and URLs. */
+export const TaskQueueName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'expected 1-200 characters of A-Z, a-z, 0-9, . _ : / -');
+
+const filePath = z
+  .string()
+  .min(1)
+  .refine((path) => existsSync(path), 'no such file');
+
 /** Environment of every agents-kit process (SPEC S8.3), validated at start-up. */
 export const EnvironmentConfig = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_ADDRESS: address.default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, 'expected a Temporal namespace name')
+    .default('default'),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
-  TEMPORAL_TLS: z.enum(['true', 'false']).optional(),
-  TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
-  TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
-  AGENTS_KIT_TASK_QUEUE: z.string().min(1).default('agents-kit'),
+  TEMPORAL_TLS: z.enum(['true', 'false'], { error: 'expected true or false' }).optional(),
+  TEMPORAL_TLS_CERT_PATH: filePath.optional(),
+  TEMPORAL_TLS_KEY_PATH: filePath.optional(),
+  AGENTS_KIT_TASK_QUEUE: TaskQueueName.default('agents-kit'),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 
+/**
+ * Reads and validates the environment (SPEC S8.3). Empty values count as unset, so
+ * `FOO=` in a compose file or shell means "use the default". Throws a Protocol KitError naming the
+ * variable.
+ */
 export function loadConfig(environment: Record<string, string | undefined> = process.env): EnvironmentConfig {
-  const config = parseInput(EnvironmentConfig, environment, 'environment');
+  const present = Object.fromEntries(
+    Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const config = parseInput(EnvironmentConfig, present, 'environment');
   if (Boolean(config.TEMPORAL_TLS_CERT_PATH) !== Boolean(config.TEMPORAL_TLS_KEY_PATH)) {
     throw KitError.protocol(
       'environment: set both TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH, or neither',
+      { fields: ['TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH'] },
+    );
+  }
+  if (config.TEMPORAL_TLS === 'false' && (config.TEMPORAL_API_KEY || config.TEMPORAL_TLS_CERT_PATH)) {
+    throw KitError.protocol(
+      'environment: TEMPORAL_TLS=false contradicts TEMPORAL_API_KEY / TEMPORAL_TLS_CERT_PATH, which need TLS',
+      { fields: ['TEMPORAL_TLS'] },
     );
   }
   return config;

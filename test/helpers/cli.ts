@@ -1,0 +1,65 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
+import { projectRoot } from '../../scripts/temporal.cjs';
+
+/** What a finished CLI process left behind. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
+const entry = join(projectRoot, 'workers', 'cli.ts');
+
+/** Starts `agents-kit <args>` as a child process (the TypeScript entry through tsx). */
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+): ChildProcessWithoutNullStreams & { output: () => CliResult; done: Promise<CliResult> } {
+  const child = spawn(tsx, [entry, ...args], {
+    cwd: projectRoot,
+    env: { ...process.env, AGENTS_KIT_TASK_QUEUE: undefined, TEMPORAL_ADDRESS: undefined, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const output = () => ({ code: child.exitCode, stdout, stderr });
+  const done = new Promise<CliResult>((settle) =>
+    child.on('close', (code) => settle({ code, stdout, stderr })),
+  );
+  return Object.assign(child, { output, done });
+}
+
+/** Runs `agents-kit <args>` to completion (killing it after `timeoutMs`). */
+export async function runCli(
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+  timeoutMs = 60_000,
+): Promise<CliResult> {
+  const child = startCli(args, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  try {
+    return await child.done;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until the child's stderr (or stdout) matches `pattern`; fails with what it printed otherwise. */
+export async function untilOutput(
+  child: ReturnType<typeof startCli>,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { stdout, stderr, code } = child.output();
+    if (pattern.test(stderr) || pattern.test(stdout)) return;
+    if (code !== null || Date.now() > deadline) {
+      throw new Error(`no ${pattern} from the CLI (exit ${code}); stdout: ${stdout}\nstderr: ${stderr}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}

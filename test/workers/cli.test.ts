@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { newId } from '../../domain/ids';
+import { freePort } from '../../scripts/temporal.cjs';
+import { runCli, startCli, untilOutput } from '../helpers/cli';
+import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import {
+  connectTestTemporal,
+  uniqueTaskQueue,
+  workflowBundlePath,
+  type TestTemporal,
+} from '../helpers/temporal';
+import { slowTool } from '../helpers/tools';
+
+let temporal: TestTemporal;
+const taskQueue = uniqueTaskQueue('cli');
+const slow = slowTool();
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  await temporal.startWorker({
+    taskQueue,
+    activities: (await import('../../activities')).createActivities({ tools: [slow.tool] }),
+  });
+  env = { TEMPORAL_ADDRESS: temporal.address, AGENTS_KIT_TASK_QUEUE: taskQueue };
+});
+afterAll(async () => temporal?.close());
+
+const parsed = <Value>(stdout: string): Value => JSON.parse(stdout) as Value;
+interface TreeJson {
+  rootThreadId: string;
+  threads: { id: string; path: string; status: string; turnsCompleted: number }[];
+}
+
+test('run: attaches a scripted root, streams progress, prints the tree and results, completes the run', async () => {
+  const result = await runCli(['run', 'plan a durable trip', '--max-depth', '2'], env);
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain('model: scripted');
+  expect(result.stderr).toMatch(/\/root\/researcher (running|idle)/);
+  expect(result.stderr).toMatch(/run completed: cancelled \d+/);
+  expect(result.stdout).toMatch(/^\/root +\S+ +turns 1\/1 +thread_[0-9a-f]{32} +done with 2 sub-agent/m);
+  expect(result.stdout).toMatch(
+    /^ {2}\/root\/researcher +\S+ +turns 1\/1 .*researcher looked at the task \(4 words\)/m,
+  );
+  expect(result.stdout).toMatch(/^ {2}\/root\/writer /m);
+  expect(result.stdout).toMatch(/^root: done with 2 sub-agent\(s\)/m);
+});
+
+test('tree, send, interrupt, reconcile and shutdown work on a run left running with run --keep --json', async () => {
+  const run = await runCli(['run', 'keep me', '--agents', 'alpha,beta', '--keep', '--json'], env);
+  expect(run.code).toBe(0);
+  const { rootThreadId, threads } = parsed<TreeJson>(run.stdout);
+  const alpha = threads.find((thread) => thread.path === '/root/alpha')!;
+  expect(threads.map((thread) => thread.path).sort()).toEqual(['/root', '/root/alpha', '/root/beta']);
+
+  const tree = await runCli(['tree', rootThreadId], env);
+  expect(tree.code).toBe(0);
+  expect(tree.stdout).toMatch(new RegExp(`^  /root/alpha +idle +turns 1/1 +${alpha.id} +alpha looked`, 'm'));
+
+  const sent = await runCli(['send', rootThreadId, alpha.id, 'one more pass', '--trigger', '--json'], env);
+  expect(sent.code).toBe(0);
+  expect(parsed(sent.stdout)).toMatchObject({
+    sender: rootThreadId,
+    recipient: alpha.id,
+    seq: 1,
+    triggerTurn: true,
+  });
+  await eventually(
+    async () => parsed<TreeJson>((await runCli(['tree', rootThreadId, '--json'], env)).stdout),
+    (view) => view.threads.find((thread) => thread.id === alpha.id)?.turnsCompleted === 2,
+    'the triggered second turn of alpha',
+  );
+
+  const receipt = await runCli(['interrupt', rootThreadId, alpha.id, '--json'], env);
+  expect(receipt.code).toBe(0);
+  expect(parsed(receipt.stdout)).toEqual({ thread: alpha.id, cancellationRequested: false });
+
+  const requestId = newId('request', randomUUID);
+  const reconciled = await runCli(
+    ['reconcile', rootThreadId, '--request', JSON.stringify({ request: { task: 'never sent', requestId } })],
+    env,
+  );
+  expect(reconciled.code).toBe(0);
+  expect(reconciled.stdout).toMatch(/^uncertain \(missing\)/);
+
+  const shutdown = await runCli(['shutdown', rootThreadId], env);
+  expect(shutdown.code).toBe(0);
+  expect(shutdown.stdout).toMatch(/^cancelled [1-9]/m);
+  expect(shutdown.stdout).toMatch(/^failed 0$/m);
+  expect(shutdown.stdout).toMatch(/^unconfirmed 0$/m);
+  const again = await runCli(['shutdown', rootThreadId, '--json'], env);
+  expect(again.code).toBe(0);
+  expect(parsed(again.stdout)).toMatchObject({ rootThreadId, failed: [], unconfirmed: [] });
+});
+
+test('interrupt cancels a running turn (receipt) and --signal sends the plain interrupt signal', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const controls = service.rootControls();
+  const busy = async (label: string) => {
+    const thread = await controls.spawn({
+      task: `work on ${label}`,
+      name: label,
+      kernel: { type: 'scripted', turns: [[{ type: 'tool', tool: 'slow', input: { ms: 120_000, label } }]] },
+    });
+    await eventually(
+      async () => slow.started,
+      (started) => started.includes(label),
+      `${label} to start`,
+    );
+    return thread;
+  };
+  const first = await busy(`first-${service.rootThreadId.slice(-6)}`);
+  const receipt = await runCli(['interrupt', service.rootThreadId, first.id], env);
+  expect(receipt.code).toBe(0);
+  expect(receipt.stdout.trim()).toBe(`interrupt requested for ${first.id} (turn 1 cancelled)`);
+  expect((await untilTurns(service, first.id, 1)).latestTurn?.status).toBe('interrupted');
+
+  const second = await busy(`second-${service.rootThreadId.slice(-6)}`);
+  const signalled = await runCli(['interrupt', service.rootThreadId, second.id, '--signal'], env);
+  expect(signalled.code).toBe(0);
+  expect(signalled.stdout.trim()).toBe(`interrupt signal sent to ${second.id}`);
+  const after = await untilTurns(service, second.id, 1);
+  expect(after.latestTurn?.status).toBe('interrupted');
+  expect(after.status).toBe('idle');
+  await service.shutdown();
+});
+
+const badRoot = 'thread_NOT-A-THREAD';
+const goodRoot = newId('thread', randomUUID);
+test.each([
+  ['run', ['run', 'task', '--root-id', badRoot], ['run', 'task', '--frobnicate']],
+  ['tree', ['tree', badRoot], ['tree', goodRoot, '--frobnicate']],
+  ['send', ['send', badRoot, goodRoot, 'hi'], ['send', goodRoot, goodRoot, 'hi', '--frobnicate']],
+  ['interrupt', ['interrupt', badRoot, goodRoot], ['interrupt', goodRoot, goodRoot, '--frobnicate']],
+  ['shutdown', ['shutdown', badRoot], ['shutdown', goodRoot, '--frobnicate']],
+  [
+    'reconcile',
+    ['reconcile', badRoot, '--request', '{}'],
+    ['reconcile', goodRoot, '--request', '{}', '--frobnicate'],
+  ],
+  ['worker', ['worker', '--task-queue', 'bad queue'], ['worker', '--frobnicate']],
+  ['dev', ['dev', '--port', 'http'], ['dev', '--frobnicate']],
+])(
+  '%s: bad input is one Protocol line with exit 1; an unknown option exits 2',
+  async (_name, bad, unknown) => {
+    const [invalid, usage] = await Promise.all([runCli(bad, env), runCli(unknown, env)]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^agents-kit: Protocol: \S.*\n$/);
+    expect(invalid.stderr).toMatch(/rootId|--task-queue|AGENTS_KIT_TASK_QUEUE|--port/);
+    expect(invalid.stdout).toBe('');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/^agents-kit: usage: unknown option '--frobnicate'/);
+  },
+);
+
+test('errors of the operation itself are one KitError line: bad JSON, a run that does not exist', async () => {
+  const [badJson, missing, badMessage] = await Promise.all([
+    runCli(['reconcile', goodRoot, '--request', '{not json'], env),
+    runCli(['tree', goodRoot], env),
+    runCli(['send', goodRoot, 'thread_x', 'hi'], env),
+  ]);
+  expect(badJson).toMatchObject({ code: 1, stdout: '' });
+  expect(badJson.stderr).toMatch(/^agents-kit: Protocol: --request: not valid JSON/);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toBe(`agents-kit: NotFound: no root run ${goodRoot}\n`);
+  expect(badMessage.stderr).toMatch(/^agents-kit: Protocol: threadId: "thread_x" is not a thread id/);
+});
+
+test('worker: polls the configured task queue and stops cleanly on SIGTERM', async () => {
+  const queue = uniqueTaskQueue('cli-worker');
+  const worker = startCli(['worker', '--workflow-bundle', workflowBundlePath()], {
+    ...env,
+    AGENTS_KIT_TASK_QUEUE: queue,
+  });
+  try {
+    await untilOutput(worker, new RegExp(`worker polling task queue ${queue}`));
+    const service = await attachRun(temporal.client, queue, { root: { task: 'answer', name: 'root' } });
+    const root = await untilTurns(service, service.rootThreadId, 1);
+    expect(root.latestTurn?.result).toBe('(scripted) answer');
+    await service.complete();
+  } finally {
+    worker.kill('SIGTERM');
+  }
+  const result = await worker.done;
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain('worker stopped');
+});
+
+test('dev: starts a dev server with the search attributes and a worker, prints addresses, stops on SIGINT', async () => {
+  const port = await freePort();
+  const dev = startCli(
+    [
+      'dev',
+      '--port',
+      String(port),
+      '--headless',
+      '--json',
+      '--db-file',
+      join(process.env.AGENTS_KIT_TEST_DIR!, `cli-dev-${port}.sqlite`),
+      '--workflow-bundle',
+      workflowBundlePath(),
+    ],
+    {},
+  );
+  try {
+    await untilOutput(dev, /stop with Ctrl-C/);
+    const ready = parsed<{ address: string; taskQueue: string; uiAddress: string | null }>(
+      dev.output().stdout,
+    );
+    expect(ready).toMatchObject({ address: `127.0.0.1:${port}`, taskQueue: 'agents-kit', uiAddress: null });
+    const run = await runCli(['run', 'hello dev', '--agents', 'solo', '--json'], {
+      TEMPORAL_ADDRESS: ready.address,
+    });
+    expect(run.code).toBe(0);
+    expect(parsed<TreeJson>(run.stdout).threads.map((thread) => thread.path)).toEqual([
+      '/root',
+      '/root/solo',
+    ]);
+  } finally {
+    dev.kill('SIGINT');
+  }
+  const result = await dev.done;
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain('dev server stopped');
+});

@@ -1,0 +1,83 @@
+import { Command } from 'commander';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { searchAttributeRegistrations } from '../../../domain/search-attributes';
+import { dataDir, startDevServer } from '../../../scripts/temporal.cjs';
+import { runWorker } from '../../run-worker';
+import type { CliOutput } from '../io';
+import { ConnectionOptions, configFrom, intFlag, parseOptions } from '../options';
+import { WorkflowBundleOption, workflowBundleOption, workflowSource } from './worker';
+
+const DevOptions = ConnectionOptions.omit({ address: true })
+  .merge(WorkflowBundleOption)
+  .extend({
+    port: intFlag(1, 65_535).default(7233),
+    uiPort: intFlag(1, 65_535).optional(),
+    dbFile: z.string().min(1).default(join(dataDir, 'dev.sqlite')),
+    headless: z.boolean().default(false),
+  });
+
+/**
+ * `agents-kit dev`: the embedded Temporal dev server (SQLite file, search attributes registered, Web UI)
+ * plus a worker, until SIGINT/SIGTERM; then the worker drains and the server stops.
+ */
+export function devCommand(output: CliOutput): Command {
+  return new Command('dev')
+    .description('start the embedded Temporal dev server (SQLite under .data/, Web UI) and a worker')
+    .option('--port <port>', 'the Temporal frontend port', '7233')
+    .option('--ui-port <port>', 'the Web UI port (default: port + 1000)')
+    .option('--db-file <path>', 'the SQLite database file (kept between runs)', join(dataDir, 'dev.sqlite'))
+    .option('--headless', 'no Web UI')
+    .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
+    .option('--task-queue <name>', 'the worker’s task queue (default: $AGENTS_KIT_TASK_QUEUE or agents-kit)')
+    .option('--json', 'print the addresses as one JSON document on stdout once ready')
+    .addOption(workflowBundleOption())
+    .action(async (raw: unknown) => {
+      const options = parseOptions(DevOptions, raw, 'dev');
+      const uiPort = options.uiPort ?? (options.port + 1000 <= 65_535 ? options.port + 1000 : undefined);
+      // Validates the namespace and task queue before anything starts.
+      const preflight = configFrom({ namespace: options.namespace, taskQueue: options.taskQueue });
+      output.note('starting the embedded Temporal dev server…');
+      const server = await startDevServer({
+        port: options.port,
+        ...(uiPort !== undefined ? { uiPort } : {}),
+        headless: options.headless,
+        namespace: preflight.TEMPORAL_NAMESPACE,
+        dbFile: resolve(options.dbFile),
+        searchAttributes: searchAttributeRegistrations,
+      });
+      try {
+        const config = configFrom({
+          address: server.address,
+          namespace: server.namespace,
+          taskQueue: preflight.AGENTS_KIT_TASK_QUEUE,
+        });
+        const ready = {
+          address: server.address,
+          uiAddress: server.uiAddress ?? null,
+          namespace: server.namespace,
+          taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+          dbFile: server.dbFile,
+        };
+        await runWorker({
+          config,
+          workflows: workflowSource(options.workflowBundle),
+          onReady: () => {
+            if (options.json) output.json(ready);
+            else {
+              output.line(`Temporal:  ${ready.address} (namespace ${ready.namespace})`);
+              output.line(`Web UI:    ${ready.uiAddress ?? '(headless)'}`);
+              output.line(`worker:    task queue ${ready.taskQueue}`);
+              output.line(`database:  ${ready.dbFile}`);
+            }
+            output.note(`ready; in another shell: TEMPORAL_ADDRESS=${ready.address} agents-kit run "<task>"`);
+            output.note('stop with Ctrl-C');
+          },
+        });
+        output.note('worker stopped; stopping the dev server…');
+      } finally {
+        await server.stop();
+      }
+      output.note('dev server stopped');
+    });
+}

@@ -1,0 +1,209 @@
+import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ThreadService } from '../../../client/thread-service';
+import { ErrorKind, isErrorKind, KitError, parseInput } from '../../../domain/errors';
+import { parseId } from '../../../domain/ids';
+import { KernelSpec, type AgentSpec, type AgentThread } from '../../../domain/schemas';
+import { formatMessage, formatReport, formatTree, latestResult } from '../format';
+import { progressTicker, type CliOutput } from '../io';
+import {
+  ConnectionOptions,
+  configFrom,
+  intFlag,
+  parseJsonFlag,
+  parseOptions,
+  withConnectionOptions,
+} from '../options';
+import { scriptedTeam } from '../scripted-team';
+import { withSession } from '../session';
+
+const agentName = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+
+const RunOptions = ConnectionOptions.extend({
+  rootId: z.string().optional(),
+  owner: z.string().min(1).max(200).default('cli'),
+  agents: z
+    .string()
+    .default('researcher,writer')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(z.string().regex(agentName, 'expected names of a-z, 0-9, _ and -, comma-separated')).max(100),
+    ),
+  script: z.string().min(1).optional(),
+  maxDepth: intFlag(0, 64).optional(),
+  maxConcurrent: intFlag(1, 10_000).optional(),
+  maxTotal: intFlag(1, 1_000_000).optional(),
+  budget: intFlag(0, Number.MAX_SAFE_INTEGER).optional(),
+  idleTimeout: intFlag(1, 30 * 24 * 3_600_000).optional(),
+  timeout: intFlag(1, 24 * 3_600_000).default(300_000),
+  keep: z.boolean().default(false),
+});
+type RunOptions = z.infer<typeof RunOptions>;
+
+function rootSpec(task: string, options: RunOptions): AgentSpec {
+  if (!options.script) return scriptedTeam(task, options.agents);
+  let text: string;
+  try {
+    text = readFileSync(options.script, 'utf8');
+  } catch {
+    throw KitError.protocol(`--script: cannot read ${options.script}`, { fields: ['--script'] });
+  }
+  return { name: 'root', task, kernel: parseInput(KernelSpec, parseJsonFlag(text, '--script'), '--script') };
+}
+
+/** `[pending] /root/researcher` style progress lines for threads whose state changed since the last poll. */
+function reportChanges(output: CliOutput, threads: AgentThread[], seen: Map<string, string>): void {
+  for (const thread of threads) {
+    const key = `${thread.status}/${thread.turnsStarted}/${thread.turnsCompleted}`;
+    if (seen.get(thread.id) === key) continue;
+    seen.set(thread.id, key);
+    const result = thread.turnsCompleted > 0 ? ` → ${latestResult(thread)}` : '';
+    output.note(
+      `${thread.path} ${thread.status} (turns ${thread.turnsCompleted}/${thread.turnsStarted})${result}`,
+    );
+  }
+}
+
+/** Polls the tree until the root's first turn has ended (or the root is terminal), printing each change. */
+async function untilFirstTurn(
+  output: CliOutput,
+  service: ThreadService,
+  options: RunOptions,
+  config: { AGENTS_KIT_TASK_QUEUE: string },
+  stopped: () => boolean,
+): Promise<AgentThread> {
+  const seen = new Map<string, string>();
+  const started = Date.now();
+  let hinted = false;
+  let root: AgentThread | undefined;
+  const stopTicker = progressTicker(output, () => `the root's first turn (${root?.status ?? 'starting'})`);
+  try {
+    for (;;) {
+      const threads = await service.rootControls().listThreads();
+      reportChanges(output, threads, seen);
+      root = threads.find((thread) => thread.id === service.rootThreadId);
+      if (root && (root.firstTurn || ['completed', 'failed', 'cancelled'].includes(root.status))) return root;
+      if (!hinted && root?.status === 'pending' && Date.now() - started > 10_000) {
+        hinted = true;
+        output.note(
+          `the root has not started: is a worker polling task queue ${config.AGENTS_KIT_TASK_QUEUE}? (agents-kit worker, or agents-kit dev)`,
+        );
+      }
+      if (stopped()) throw new KitError(ErrorKind.Closed, 'interrupted by the user');
+      if (Date.now() - started > options.timeout) {
+        throw new KitError(
+          ErrorKind.Timeout,
+          `the root's first turn did not end within ${options.timeout} ms; the run is still there: agents-kit tree ${service.rootThreadId}, agents-kit shutdown ${service.rootThreadId}`,
+        );
+      }
+      await new Promise((done) => setTimeout(done, 500));
+    }
+  } finally {
+    stopTicker();
+  }
+}
+
+/**
+ * `agents-kit run <task>`: attaches a root run (scripted model unless one is configured), streams the
+ * tree's progress to stderr, prints the tree and the root's answer once its first turn ends, then
+ * completes the run (or leaves it running with `--keep`). Ctrl-C shuts the run down.
+ */
+export function runCommand(output: CliOutput): Command {
+  return withConnectionOptions(
+    new Command('run')
+      .description('attach a root run for a task, stream its progress, print the tree and results')
+      .argument('<task>', 'what the root agent should do')
+      .option('--root-id <threadId>', 'the root thread id (default: a new one)')
+      .option('--owner <name>', 'who owns the run’s grant', 'cli')
+      .option(
+        '--agents <names>',
+        'sub-agents the scripted root spawns, comma-separated ("" for none)',
+        'researcher,writer',
+      )
+      .option(
+        '--script <file>',
+        'a JSON scripted-kernel spec for the root ({"type":"scripted","turns":[[…]]})',
+      )
+      .option('--max-depth <n>', 'grant: deepest sub-agent level')
+      .option('--max-concurrent <n>', 'grant: live threads at once')
+      .option('--max-total <n>', 'grant: lifetime spawns')
+      .option('--budget <tokens>', 'grant: token budget')
+      .option('--idle-timeout <ms>', 'grant: how long an idle sub-agent lives')
+      .option('--timeout <ms>', 'how long to wait for the root’s first turn', '300000')
+      .option('--keep', 'leave the run running afterwards (default: complete it)'),
+  ).action(async (task: string, raw: unknown) => {
+    const options = parseOptions(RunOptions, raw, 'run');
+    const rootThreadId = options.rootId ? parseId('thread', options.rootId, 'rootId') : undefined;
+    const root = rootSpec(task, options);
+    const config = configFrom(options);
+    await withSession(config, async (session) => {
+      const service = await ThreadService.attach(session.client, {
+        taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+        owner: options.owner,
+        root,
+        ...(rootThreadId ? { rootThreadId } : {}),
+        grant: {
+          owner: options.owner,
+          ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
+          ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {}),
+          ...(options.maxTotal !== undefined ? { maxTotal: options.maxTotal } : {}),
+          ...(options.budget !== undefined ? { budgetTokens: options.budget } : {}),
+          ...(options.idleTimeout !== undefined ? { idleTimeoutMs: options.idleTimeout } : {}),
+        },
+      });
+      output.note('model: scripted (deterministic script, no model provider configured)');
+      output.note(`root run ${service.rootThreadId} attached on task queue ${config.AGENTS_KIT_TASK_QUEUE}`);
+      let interrupted = false;
+      const onSignal = () => {
+        interrupted = true;
+        output.note(
+          options.keep ? 'stopping (the run keeps running: --keep)…' : 'stopping: shutting the run down…',
+        );
+      };
+      process.on('SIGINT', onSignal);
+      try {
+        const rootThread = await untilFirstTurn(output, service, options, config, () => interrupted);
+        const threads = await service.rootControls().listThreads();
+        const messages = await service.takeRootMessages();
+        const report = options.keep ? undefined : await service.complete();
+        if (options.json) {
+          output.json({
+            rootThreadId: service.rootThreadId,
+            taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+            root: rootThread,
+            threads,
+            messages,
+            report: report ?? null,
+          });
+        } else {
+          formatTree(threads).forEach((line) => output.line(line));
+          messages.forEach((message) => output.line(`message to root: ${formatMessage(message)}`));
+          output.line(`root: ${latestResult(rootThread) || rootThread.status}`);
+        }
+        if (report) output.note(`run completed: ${formatReport(report).slice(0, 3).join(', ')}`);
+        else output.note(`left running: agents-kit shutdown ${service.rootThreadId} ends it`);
+        const first = rootThread.firstTurn;
+        if (first?.status === 'failed') {
+          throw new KitError(
+            isErrorKind(first.error?.kind) ? first.error.kind : ErrorKind.InvalidState,
+            `the root's first turn failed: ${first.error?.message ?? 'no message'}`,
+          );
+        }
+      } catch (error) {
+        if (interrupted && !options.keep) {
+          const report = await service.shutdown();
+          output.note(`run shut down: ${formatReport(report).slice(0, 3).join(', ')}`);
+        }
+        throw error;
+      } finally {
+        process.removeListener('SIGINT', onSignal);
+      }
+    });
+  });
+}

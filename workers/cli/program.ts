@@ -1,0 +1,47 @@
+import { Command, CommanderError } from 'commander';
+import { devCommand } from './commands/dev';
+import { interruptCommand } from './commands/interrupt';
+import { reconcileCommand } from './commands/reconcile';
+import { runCommand } from './commands/run';
+import { sendCommand } from './commands/send';
+import { shutdownCommand } from './commands/shutdown';
+import { treeCommand } from './commands/tree';
+import { workerCommand } from './commands/worker';
+import type { CliOutput } from './io';
+
+/** Exit codes: 0 success, 1 a KitError (or any failure of the operation), 2 a usage error. */
+export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * The `agents-kit` command tree. One file per command under commands/; a new command (`watch`,
+ * `resolve`, …) is one more file and one more `addCommand` line here.
+ * Usage errors throw a CommanderError (exitOverride) instead of exiting, so the entry point decides.
+ */
+export function buildProgram(output: CliOutput): Command {
+  const program = new Command('agents-kit')
+    .description('Run trees of AI agents durably on Temporal.')
+    .version(process.env.npm_package_version ?? '0.1.0')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      outputError: (text, write) => write(`agents-kit: usage: ${text.replace(/^error: /, '')}`),
+    });
+  const commands = [
+    devCommand(output),
+    workerCommand(output),
+    runCommand(output),
+    treeCommand(output),
+    sendCommand(output),
+    interruptCommand(output),
+    shutdownCommand(output),
+    reconcileCommand(output),
+  ];
+  program.exitOverride();
+  for (const command of commands) program.addCommand(command.copyInheritedSettings(program));
+  return program;
+}
+
+/** Whether a CommanderError is help or version output (exit 0) rather than a usage error (exit 2). */
+export function isInformational(error: CommanderError): boolean {
+  return ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code);
+}

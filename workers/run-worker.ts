@@ -1,0 +1,36 @@
+import type { Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { EnvironmentConfig } from './config';
+import { connectWorker } from './connect';
+import { createAgentWorker, type WorkflowSource } from './create-worker';
+
+/** What a worker process runs with. */
+export interface RunWorkerOptions {
+  config: EnvironmentConfig;
+  /** Prebuilt workflow bundle or the source folder (bundled at start, the default). */
+  workflows?: WorkflowSource;
+  /** Called once the worker polls its task queue. */
+  onReady?: (worker: Worker) => void;
+}
+
+/**
+ * Runs one agents-kit worker on the configured Temporal and task queue until it is shut down.
+ * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM (in-flight tasks finish first), and then
+ * this resolves; the connection is closed either way.
+ */
+export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
+  const connection = await connectWorker(config);
+  try {
+    const worker = await createAgentWorker({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+      activities: createActivities(),
+      ...(workflows ? { workflows } : {}),
+    });
+    onReady?.(worker);
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
