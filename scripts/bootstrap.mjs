@@ -52,7 +52,8 @@ try {
   }
   const binary = await ensureTemporalBinary();
   log(`Temporal dev server binary: ${binary}`);
-  ensureChromium();
+  // Only the test suite drives a browser; the demo does not need one.
+  if (process.argv.includes('--with-browser')) ensureChromium();
 } catch (error) {
   log(`bootstrap failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
