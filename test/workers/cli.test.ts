@@ -224,3 +224,46 @@ test('dev: starts a dev server with the search attributes and a worker, prints a
   expect(result.code).toBe(0);
   expect(result.stderr).toContain('dev server stopped');
 });
+
+test('watch receives a conversation (interactions show their request id) and resolve answers one', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const asker = await service.rootControls().spawn({
+    task: 'ask',
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [
+          { type: 'ask', kind: 'approval', prompt: 'Ship it?' },
+          { type: 'reply', text: '{{last}}' },
+        ],
+      ],
+    },
+  });
+  const rootConversation = (await service.refreshRoot()).conversationId;
+  const watched = await runCli(['watch', rootConversation, '--json', '--idle-exit', '2500'], env);
+  expect(watched.code).toBe(0);
+  const items = watched.stdout
+    .trim()
+    .split('\n')
+    .map(
+      (line) =>
+        JSON.parse(line) as {
+          seq: number;
+          body: { type: string; requestId?: string; threadId?: string; prompt?: string };
+        },
+    );
+  expect(items.map((item) => item.seq)).toEqual([...items.map((item) => item.seq)].sort((a, b) => a - b));
+  const interaction = items.find((item) => item.body.type === 'interaction')!;
+  expect(interaction.body).toMatchObject({ threadId: asker.id, prompt: 'Ship it?' });
+  const resolved = await runCli(['resolve', asker.id, interaction.body.requestId!, '--approve'], env);
+  expect(resolved.code).toBe(0);
+  expect(resolved.stdout).toContain(`resolved ${interaction.body.requestId}`);
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('approved');
+  // Bad arguments: one Protocol line and exit 1, changing nothing.
+  const wrongPrefix = await runCli(['watch', asker.id], env);
+  expect(wrongPrefix.code).toBe(1);
+  expect(wrongPrefix.stderr).toMatch(/^agents-kit: Protocol: conversationId: /m);
+  const both = await runCli(['resolve', asker.id, interaction.body.requestId!, '--approve', '--deny'], env);
+  expect(both.code).toBe(1);
+  expect(both.stderr).toMatch(/Protocol: resolve: give exactly one of/);
+});

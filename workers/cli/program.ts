@@ -2,10 +2,12 @@ import { Command, CommanderError } from 'commander';
 import { devCommand } from './commands/dev';
 import { interruptCommand } from './commands/interrupt';
 import { reconcileCommand } from './commands/reconcile';
+import { resolveCommand } from './commands/resolve';
 import { runCommand } from './commands/run';
 import { sendCommand } from './commands/send';
 import { shutdownCommand } from './commands/shutdown';
 import { treeCommand } from './commands/tree';
+import { watchCommand } from './commands/watch';
 import { workerCommand } from './commands/worker';
 import type { CliOutput } from './io';
 
@@ -35,6 +37,8 @@ export function buildProgram(output: CliOutput): Command {
     interruptCommand(output),
     shutdownCommand(output),
     reconcileCommand(output),
+    watchCommand(output),
+    resolveCommand(output),
   ];
   program.exitOverride();
   for (const command of commands) program.addCommand(command.copyInheritedSettings(program));

@@ -1,0 +1,56 @@
+import { Command } from 'commander';
+import { z } from 'zod';
+import { resolveNotification } from '../../../client/conversations';
+import { KitError } from '../../../domain/errors';
+import { parseId } from '../../../domain/ids';
+import type { CliOutput } from '../io';
+import { ConnectionOptions, configFrom, parseOptions, withConnectionOptions } from '../options';
+import { withSession } from '../session';
+
+const ResolveOptions = ConnectionOptions.extend({
+  approve: z.boolean().optional(),
+  deny: z.boolean().optional(),
+  reason: z.string().optional(),
+  answer: z.string().optional(),
+});
+
+/**
+ * `agents-kit resolve <threadId> <requestId> --approve|--deny [--reason] | --answer <text>`: answers an
+ * interaction at its origin conversation (SPEC S5.4); idempotent for the same answer.
+ */
+export function resolveCommand(output: CliOutput): Command {
+  return withConnectionOptions(
+    new Command('resolve')
+      .description('answer an approval request or a question')
+      .argument('<threadId>', 'the thread that asked (thread_…)')
+      .argument('<requestId>', 'the interaction request id (request_…)')
+      .option('--approve', 'approve the request')
+      .option('--deny', 'deny the request')
+      .option('--reason <text>', 'why (with --approve or --deny)')
+      .option('--answer <text>', 'the answer to a question'),
+  ).action(async (threadId: string, requestId: string, raw: unknown) => {
+    const options = parseOptions(ResolveOptions, raw, 'resolve');
+    const target = {
+      threadId: parseId('thread', threadId, 'threadId'),
+      requestId: parseId('request', requestId, 'requestId'),
+    };
+    const chosen = [options.approve, options.deny, options.answer !== undefined].filter(Boolean).length;
+    if (chosen !== 1)
+      throw KitError.protocol('resolve: give exactly one of --approve, --deny or --answer <text>', {
+        fields: ['answer'],
+      });
+    const answer =
+      options.answer !== undefined
+        ? { type: 'question' as const, text: options.answer }
+        : {
+            type: 'approval' as const,
+            approved: options.approve === true,
+            ...(options.reason ? { reason: options.reason } : {}),
+          };
+    await withSession(configFrom(options), async (session) => {
+      const resolution = await resolveNotification(session.client, target, answer);
+      if (options.json) output.json(resolution);
+      else output.line(`resolved ${resolution.requestId}: ${JSON.stringify(resolution.answer)}`);
+    });
+  });
+}
