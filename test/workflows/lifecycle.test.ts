@@ -246,7 +246,7 @@ describe('close, shutdown, complete (S4.8, S3.5, S3.8)', () => {
   test('shutdown reports a thread whose end it could not confirm', async () => {
     const nowhere = uniqueTaskQueue('no-worker');
     const service = await attachRun(temporal.client, taskQueue, {
-      shutdownGraceMs: 1500,
+      shutdownGraceMs: 5000,
       grant: { owner: 'tests', remoteTargets: { void: { taskQueue: nowhere } } },
     });
     const lost = await service.rootControls().spawnRemote({ target: 'void', task: 'never runs' });
