@@ -1,5 +1,5 @@
 import type { Worker } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import { createActivities, createModelProvider, loadModelConfig } from '../activities';
 import type { EnvironmentConfig } from './config';
 import { connectWorker } from './connect';
 import { createAgentWorker, type WorkflowSource } from './create-worker';
@@ -19,13 +19,15 @@ export interface RunWorkerOptions {
  * this resolves; the connection is closed either way.
  */
 export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
+  // The model configuration is validated before anything connects (SPEC S8.3).
+  const model = createModelProvider(loadModelConfig());
   const connection = await connectWorker(config);
   try {
     const worker = await createAgentWorker({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.AGENTS_KIT_TASK_QUEUE,
-      activities: createActivities(),
+      activities: createActivities({ model }),
       ...(workflows ? { workflows } : {}),
     });
     onReady?.(worker);

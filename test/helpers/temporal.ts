@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { createActivities } from '../../activities';
 import { createAgentWorker } from '../../workers/create-worker';
@@ -32,6 +32,12 @@ export function workflowBundlePath(): string {
 export const uniqueTaskQueue = (label: string): string => `${label}-${randomUUID().slice(0, 8)}`;
 
 export async function connectTestTemporal(): Promise<TestTemporal> {
+  try {
+    // Worker lifecycle INFO lines drown test output; warnings and errors still show.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Installed already in this process.
+  }
   const address = testServerAddress();
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });

@@ -3,12 +3,28 @@ import { join } from 'node:path';
 import { projectRoot } from '../../scripts/temporal.cjs';
 
 /** Runs the demo as `npm run demo` does (after bootstrap), feeding `input` to it, and collects its output. */
-function runDemo(options: { args?: string[]; viaTerminal?: boolean; answer?: string }): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, '--import', 'tsx', join(projectRoot, 'workers', 'demo.ts'), ...(options.args ?? [])];
+function runDemo(options: {
+  args?: string[];
+  viaTerminal?: boolean;
+  answer?: string;
+}): Promise<{ code: number | null; output: string }> {
+  const command = [
+    process.execPath,
+    '--import',
+    'tsx',
+    join(projectRoot, 'workers', 'demo.ts'),
+    ...(options.args ?? []),
+  ];
   // `script` gives the demo a real pseudo-terminal, so it asks at its prompt instead of auto-approving.
   const child = options.viaTerminal
-    ? spawn('script', ['-qfec', command.map((part) => `'${part}'`).join(' '), '/dev/null'], { cwd: projectRoot, env: { ...process.env, AGENTS_KIT_MODEL_PROVIDER: 'scripted' } })
-    : spawn(command[0]!, command.slice(1), { cwd: projectRoot, env: { ...process.env, AGENTS_KIT_MODEL_PROVIDER: 'scripted' } });
+    ? spawn('script', ['-qfec', command.map((part) => `'${part}'`).join(' '), '/dev/null'], {
+        cwd: projectRoot,
+        env: { ...process.env, AGENTS_KIT_MODEL_PROVIDER: 'scripted' },
+      })
+    : spawn(command[0]!, command.slice(1), {
+        cwd: projectRoot,
+        env: { ...process.env, AGENTS_KIT_MODEL_PROVIDER: 'scripted' },
+      });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -29,7 +45,9 @@ test('npm run demo completes without a model or a terminal: approval automatic, 
   expect(output).toMatch(/root answered \(completed\)/);
   expect(output).toMatch(/\/root\/researcher \[idle\] → \(scripted model\)/);
   expect(output).toMatch(/\/root\/writer \[idle\] → .*publish → published/);
-  expect(output).toMatch(/Web UI, this run's workflows: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\?query=AgentRootThreadId/);
+  expect(output).toMatch(
+    /Web UI, this run's workflows: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\?query=AgentRootThreadId/,
+  );
   expect(output).toContain('shut down: 2 sub-agents closed, 0 failed, 0 unconfirmed');
   expect(code).toBe(0);
 }, 120_000);

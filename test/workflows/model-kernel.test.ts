@@ -251,3 +251,34 @@ test('a transcript that would pass 256 KiB never travels in one payload, and the
   const largest = Math.max(...history.events!.map((event) => JSON.stringify(event).length));
   expect(largest).toBeLessThan(256 * 1024);
 });
+
+test("a forked child starts with its parent's conversation text, never its tool traffic or system prompt (S4.1)", async () => {
+  policy = (request) => {
+    const system = systemOf(request);
+    if (system.includes('sub-agent')) return { text: 'child done' };
+    const results = toolResultsOf(request);
+    if (results.length === 0)
+      return { text: 'I will delegate this', toolCalls: [{ name: 'list_agents', input: {} }] };
+    if (results.length === 1)
+      return {
+        toolCalls: [{ name: 'spawn_agent', input: { name: 'forked', task: 'carry on', fork: 'full' } }],
+      };
+    return { text: 'root done' };
+  };
+  const service = await attachRun(temporal.client, taskQueue, { root: modelRoot('the parent task') });
+  await service.rootControls().subscribeFirstTurn(service.rootThreadId);
+  const forked = (await service.rootControls().listThreads()).find((thread) => thread.name === 'forked')!;
+  await untilTurns(service, forked.id, 1);
+  const childRequest = server.requests.find((request) => systemOf(request).includes('/root/forked'))!;
+  const messages = childRequest.body.messages.map((message) => [
+    message.role,
+    typeof message.content === 'string' ? message.content : JSON.stringify(message.content),
+  ]);
+  expect(messages.filter(([role]) => role !== 'system')).toEqual([
+    ['user', 'the parent task'],
+    ['assistant', 'I will delegate this'],
+    ['user', 'carry on'],
+  ]);
+  expect(messages.filter(([role]) => role === 'system')).toHaveLength(1);
+  expect(messages[0]![1]).not.toContain('root agent');
+});
