@@ -2,47 +2,15 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import { createActivities, createModelProvider, loadModelConfig } from '../activities';
-import { ConversationNotificationReceiver } from '../client/conversation-receiver';
-import { resolveNotification } from '../client/conversations';
 import { ThreadService } from '../client/thread-service';
-import type { AgentThread, ConversationNotification } from '../domain/schemas';
+import type { AgentThread } from '../domain/schemas';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { dataDir, startDevServer } from '../scripts/temporal.cjs';
+import { approvalMode, streamConversation } from './cli/approvals';
 import { createAgentWorker } from './create-worker';
 
 const say = (line: string) => console.log(`[demo] ${line}`);
-
-/** Approve interactions at a terminal prompt, or automatically with --yes or without a terminal. */
-async function decide(notification: ConversationNotification, interactive: boolean): Promise<boolean> {
-  if (notification.body.type !== 'interaction') return true;
-  const { prompt, tool } = notification.body;
-  const what = tool ? `${prompt} (${tool.name} ${JSON.stringify(tool.input)})` : prompt;
-  if (!interactive) {
-    say(`approval requested: ${what} → approved automatically (--yes or no terminal)`);
-    return true;
-  }
-  const terminal = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    const reply = await terminal.question(`[demo] approval requested: ${what}\n[demo] approve? [y/N] `);
-    return /^y(es)?$/i.test(reply.trim());
-  } finally {
-    terminal.close();
-  }
-}
-
-function describe(notification: ConversationNotification): string {
-  const body = notification.body;
-  switch (body.type) {
-    case 'message':
-      return `message: ${body.text}`;
-    case 'status':
-      return `status: ${body.event}${body.detail ? ` (${body.detail})` : ''}`;
-    case 'interaction':
-      return `interaction: ${body.kind} — ${body.prompt}`;
-  }
-}
 
 function printTree(threads: AgentThread[]): void {
   for (const thread of threads) {
@@ -95,27 +63,18 @@ async function main(): Promise<void> {
       });
       say(`root run ${service.rootThreadId} attached; streaming the root conversation`);
       const root = await service.refreshRoot();
-      await using receiver = await ConversationNotificationReceiver.open(client, root.conversationId, {
+      const stop = new AbortController();
+      const streaming = streamConversation({
+        client,
+        conversationId: root.conversationId,
         taskQueue,
+        mode: approvalMode(!interactive),
+        say,
+        signal: stop.signal,
       });
-      const firstTurn = service.rootControls().subscribeFirstTurn(service.rootThreadId);
-      let finished = false;
-      void firstTurn.finally(() => (finished = true));
-      while (!finished) {
-        const item = await Promise.race([receiver.recv(), firstTurn.then(() => null)]);
-        if (!item) break;
-        say(`#${item.seq} ${describe(item)}`);
-        if (item.body.type === 'interaction') {
-          const approved = await decide(item, interactive);
-          await resolveNotification(client, item, {
-            type: 'approval',
-            approved,
-            ...(approved ? {} : { reason: 'declined at the demo prompt' }),
-          });
-          say(approved ? 'approved' : 'denied');
-        }
-      }
-      const outcome = await firstTurn;
+      const outcome = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
+      stop.abort();
+      await streaming;
       say(`root answered (${outcome.status}):`);
       for (const line of (outcome.result ?? outcome.error?.message ?? '').split('\n')) say(`  ${line}`);
       say('thread tree:');

@@ -267,3 +267,16 @@ test('watch receives a conversation (interactions show their request id) and res
   expect(both.code).toBe(1);
   expect(both.stderr).toMatch(/Protocol: resolve: give exactly one of/);
 });
+
+test("run --model --yes streams the root conversation and approves the writer's publish", async () => {
+  const result = await runCli(
+    ['run', 'brief on durable agents', '--model', '--yes', '--max-depth', '2'],
+    env,
+  );
+  expect(result.code).toBe(0);
+  expect(result.stderr).toMatch(
+    /approval request_[0-9a-f]{32} from thread_[0-9a-f]{32}: \/root\/writer wants to run publish/,
+  );
+  expect(result.stderr).toContain('approved automatically');
+  expect(result.stdout).toMatch(/^root: \(scripted model\) Done: brief on durable agents/m);
+});

@@ -41,7 +41,10 @@ function runDemo(options: {
 test('npm run demo completes without a model or a terminal: approval automatic, tree and results printed', async () => {
   const { code, output } = await runDemo({});
   expect(output).toContain('model: SCRIPTED');
-  expect(output).toMatch(/approval requested: \/root\/writer wants to run publish .* approved automatically/);
+  expect(output).toMatch(
+    /approval request_[0-9a-f]{32} from thread_[0-9a-f]{32}: \/root\/writer wants to run publish \[publish /,
+  );
+  expect(output).toContain('approved automatically');
   expect(output).toMatch(/root answered \(completed\)/);
   expect(output).toMatch(/\/root\/researcher \[idle\] → \(scripted model\)/);
   expect(output).toMatch(/\/root\/writer \[idle\] → .*publish → published/);
@@ -57,7 +60,7 @@ test('at a terminal the demo asks for approval and the agent continues with the 
   expect(output).toContain('approve? [y/N]');
   expect(output).toContain('denied');
   // The writer's publish was refused and the writer still finished its turn with that answer.
-  expect(output).toContain('a person denied this call: declined at the demo');
+  expect(output).toContain('a person denied this call: declined at the prompt');
   expect(output).toMatch(/\/root\/writer \[idle\] → \(scripted model\) \/root\/writer finished/);
   expect(code).toBe(0);
 }, 120_000);

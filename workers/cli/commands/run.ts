@@ -16,6 +16,7 @@ import {
   withConnectionOptions,
 } from '../options';
 import { scriptedTeam } from '../scripted-team';
+import { approvalMode, streamConversation } from '../approvals';
 import { withSession } from '../session';
 
 const agentName = /^[a-z0-9][a-z0-9_-]{0,39}$/;
@@ -43,10 +44,13 @@ const RunOptions = ConnectionOptions.extend({
   idleTimeout: intFlag(1, 30 * 24 * 3_600_000).optional(),
   timeout: intFlag(1, 24 * 3_600_000).default(300_000),
   keep: z.boolean().default(false),
+  model: z.boolean().default(false),
+  yes: z.boolean().default(false),
 });
 type RunOptions = z.infer<typeof RunOptions>;
 
 function rootSpec(task: string, options: RunOptions): AgentSpec {
+  if (options.model) return { name: 'root', task, kernel: { type: 'model', maxSteps: 24 } };
   if (!options.script) return scriptedTeam(task, options.agents);
   let text: string;
   try {
@@ -136,7 +140,15 @@ export function runCommand(output: CliOutput): Command {
       .option('--budget <tokens>', 'grant: token budget')
       .option('--idle-timeout <ms>', 'grant: how long an idle sub-agent lives')
       .option('--timeout <ms>', 'how long to wait for the root’s first turn', '300000')
-      .option('--keep', 'leave the run running afterwards (default: complete it)'),
+      .option('--keep', 'leave the run running afterwards (default: complete it)')
+      .option(
+        '--model',
+        "the root runs the model loop on the worker's configured provider (scripted model by default)",
+      )
+      .option(
+        '--yes',
+        'approve every interaction automatically (otherwise asked at a terminal, or left for `resolve`)',
+      ),
   ).action(async (task: string, raw: unknown) => {
     const options = parseOptions(RunOptions, raw, 'run');
     const rootThreadId = options.rootId ? parseId('thread', options.rootId, 'rootId') : undefined;
@@ -157,7 +169,11 @@ export function runCommand(output: CliOutput): Command {
           ...(options.idleTimeout !== undefined ? { idleTimeoutMs: options.idleTimeout } : {}),
         },
       });
-      output.note('model: scripted (deterministic script, no model provider configured)');
+      output.note(
+        options.model
+          ? "model: the worker's configured provider (AGENTS_KIT_MODEL_PROVIDER; the scripted model when unset)"
+          : 'model: scripted (deterministic script, no model provider configured)',
+      );
       output.note(`root run ${service.rootThreadId} attached on task queue ${config.AGENTS_KIT_TASK_QUEUE}`);
       let interrupted = false;
       const onSignal = () => {
@@ -167,6 +183,18 @@ export function runCommand(output: CliOutput): Command {
         );
       };
       process.on('SIGINT', onSignal);
+      // The root conversation is streamed meanwhile: statuses, messages, and every approval of the tree.
+      const stopStreaming = new AbortController();
+      const streaming = streamConversation({
+        client: session.client,
+        conversationId: (await service.refreshRoot()).conversationId,
+        taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+        mode: approvalMode(options.yes),
+        say: (line) => output.note(line),
+        signal: stopStreaming.signal,
+      }).catch((error: unknown) =>
+        output.note(`conversation stream stopped: ${error instanceof Error ? error.message : String(error)}`),
+      );
       try {
         const rootThread = await untilFirstTurn(output, service, options, config, () => interrupted);
         const threads = await service.rootControls().listThreads();
@@ -202,6 +230,8 @@ export function runCommand(output: CliOutput): Command {
         }
         throw error;
       } finally {
+        stopStreaming.abort();
+        await streaming;
         process.removeListener('SIGINT', onSignal);
       }
     });
