@@ -22,6 +22,7 @@ import { ConversationId, newId, parseId, relatedId, RequestId, ThreadId } from '
 import { NotificationBody } from '../domain/schemas';
 import type { conversationWorkflow, ConversationWorkflowInput } from '../workflows/conversation-workflow';
 import { kitCall } from './errors';
+import { executeUpdate } from './updates';
 
 /** Where a conversation workflow runs if a call has to start it, and the settings it starts with. */
 export interface ConversationStartOptions {
@@ -175,17 +176,21 @@ export async function resolveNotification(
   }
   const checkedAnswer = parseInput(InteractionAnswer, answer, 'answer');
   const origin = relatedId('conversation', threadId);
-  return kitCall(`resolve ${requestId} in ${origin}`, () =>
-    conversationHandle(client, origin).executeUpdate(resolveNotificationUpdate, {
-      args: [{ requestId, answer: checkedAnswer }],
-    }),
+  return executeUpdate(
+    conversationHandle(client, origin),
+    resolveNotificationUpdate,
+    [{ requestId, answer: checkedAnswer }],
+    `resolve ${requestId} in ${origin}`,
   );
 }
 
 /** Closes a conversation (S5.6): receivers drain then end; later publishes are refused. Idempotent. */
 export async function closeConversation(client: Client, conversationId: string): Promise<CloseResult> {
-  return kitCall(`close ${conversationId}`, () =>
-    conversationHandle(client, conversationId).executeUpdate(closeConversationUpdate),
+  return executeUpdate(
+    conversationHandle(client, conversationId),
+    closeConversationUpdate,
+    [],
+    `close ${conversationId}`,
   );
 }
 

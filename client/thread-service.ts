@@ -63,6 +63,7 @@ import {
 import { searchAttributes } from '../domain/search-attributes';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { kitCall, toKitError } from './errors';
+import { executeUpdate } from './updates';
 
 /** How to attach a new root run (SPEC S3.2). */
 export interface AttachOptions {
@@ -200,7 +201,7 @@ export class ThreadService {
   /** Revokes the run's grant: later spawns anywhere in the tree fail with PermissionDenied. */
   revokeGrant(): Promise<void> {
     const scope = { rootId: this.rootThreadId, threadId: this.rootThreadId };
-    return kitCall('revokeGrant', () => this.handle.executeUpdate(revokeGrantUpdate, { args: [scope] }));
+    return executeUpdate(this.handle, revokeGrantUpdate, [scope], 'revokeGrant');
   }
 
   /** The run's durable state: registry, counters, grant. */
@@ -243,9 +244,7 @@ export class ThreadService {
   /** SPEC S3.6: resolves an uncertain spawn by its request id. */
   async reconcile(request: ReconcileRequestInput): Promise<ReconcileResult> {
     const parsed = parseInput(ReconcileRequest, request, 'reconcile request');
-    return kitCall('reconcile', () =>
-      this.handle.executeUpdate(reconcileUpdate, { args: [this.rootScope, parsed] }),
-    );
+    return executeUpdate(this.handle, reconcileUpdate, [this.rootScope, parsed], 'reconcile');
   }
 
   /** The run's final result (waits for it to end). */
@@ -259,7 +258,7 @@ export class ThreadService {
 
   private async finish(update: typeof shutdownUpdate, what: string): Promise<ShutdownReport> {
     try {
-      return await kitCall(what, () => this.handle.executeUpdate(update, { args: [this.rootScope] }));
+      return await executeUpdate(this.handle, update, [this.rootScope], what);
     } catch (error) {
       const ended =
         error instanceof KitError && error.kind === ErrorKind.Closed ? await this.endedResult() : undefined;
@@ -313,23 +312,19 @@ export class ThreadControls {
   /** SPEC S4.1. A `requestId` makes it idempotent: the same id returns the same thread. */
   async spawn(request: SpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(SpawnRequest, request, 'spawn request');
-    return kitCall('spawn', () => this.handle.executeUpdate(spawnUpdate, { args: [this.scope, parsed] }));
+    return executeUpdate(this.handle, spawnUpdate, [this.scope, parsed], 'spawn');
   }
 
   /** SPEC S4.2: spawn onto a remote target registered in the grant. */
   async spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(RemoteSpawnRequest, request, 'spawn request');
-    return kitCall('spawnRemote', () =>
-      this.handle.executeUpdate(spawnRemoteUpdate, { args: [this.scope, parsed] }),
-    );
+    return executeUpdate(this.handle, spawnRemoteUpdate, [this.scope, parsed], 'spawnRemote');
   }
 
   /** SPEC S4.3: send a message; it is delivered exactly once, in per-recipient sequence order. */
   async sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage> {
     const parsed = parseInput(SendMessageRequest, request, 'message');
-    return kitCall('sendMessage', () =>
-      this.handle.executeUpdate(sendMessageUpdate, { args: [this.scope, parsed] }),
-    );
+    return executeUpdate(this.handle, sendMessageUpdate, [this.scope, parsed], 'sendMessage');
   }
 
   /** SPEC S4.4: the thread, or null when it is not in the caller's subtree. */
@@ -349,20 +344,20 @@ export class ThreadControls {
   async wait(request: WaitRequestInput): Promise<WaitResult> {
     const parsed = parseInput(WaitRequest, request, 'wait request');
     return waitAcrossRuns(parsed, (once) =>
-      kitCall('wait', () => this.handle.executeUpdate(waitUpdate, { args: [this.scope, once] })),
+      executeUpdate(this.handle, waitUpdate, [this.scope, once], 'wait'),
     );
   }
 
   /** SPEC S4.6: cancels the thread's running turn (its activities too); the thread stays alive and idle. */
   async interrupt(threadId: string): Promise<AgentInterruptReceipt> {
     const id = parseId('thread', threadId, 'threadId');
-    return kitCall('interrupt', () => this.handle.executeUpdate(interruptUpdate, { args: [this.scope, id] }));
+    return executeUpdate(this.handle, interruptUpdate, [this.scope, id], 'interrupt');
   }
 
   /** SPEC S4.8: ends a descendant and its subtree as cancelled; returns the closed threads. */
   async close(threadId: string): Promise<AgentThread[]> {
     const id = parseId('thread', threadId, 'threadId');
-    return kitCall('close', () => this.handle.executeUpdate(closeThreadUpdate, { args: [this.scope, id] }));
+    return executeUpdate(this.handle, closeThreadUpdate, [this.scope, id], 'close');
   }
 
   /**
@@ -376,9 +371,7 @@ export class ThreadControls {
     for (;;) {
       let answer: ThreadChanges;
       try {
-        answer = await kitCall('subscribeThread', () =>
-          handle.executeUpdate(watchThreadUpdate, { args: [version] }),
-        );
+        answer = await executeUpdate(handle, watchThreadUpdate, [version], 'subscribeThread');
       } catch (error) {
         if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
         // The thread's workflow has ended: its final state is in the root run's registry.
@@ -406,7 +399,7 @@ export class ThreadControls {
     for (;;) {
       let first: TurnOutcome | null;
       try {
-        first = await kitCall('subscribeFirstTurn', () => handle.executeUpdate(firstTurnUpdate));
+        first = await executeUpdate(handle, firstTurnUpdate, [], 'subscribeFirstTurn');
       } catch (error) {
         if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
         first = (await this.loadThread(id))?.firstTurn ?? null;
@@ -430,8 +423,6 @@ export class ThreadControls {
 
   /** SPEC S3.7 (root scope only). */
   async takeRootMessages(): Promise<InterAgentMessage[]> {
-    return kitCall('takeRootMessages', () =>
-      this.handle.executeUpdate(takeRootMessagesUpdate, { args: [this.scope] }),
-    );
+    return executeUpdate(this.handle, takeRootMessagesUpdate, [this.scope], 'takeRootMessages');
   }
 }

@@ -1,0 +1,42 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import { randomUUID } from 'node:crypto';
+import { toKitError } from './errors';
+
+/**
+ * Whether an update failed before the workflow saw it, so sending it again is safe: the server refused
+ * the workflow task it rode on (it raced a continue-as-new), or the workflow had too many in flight.
+ */
+function refusedBeforeDelivery(error: unknown): boolean {
+  for (let current = error, hops = 0; current instanceof Error && hops < 6; current = current.cause, hops++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === 9 && /workflow task failure/i.test(current.message)) return true;
+    if (code === 8) return true;
+  }
+  return false;
+}
+
+/**
+ * Executes an update exactly once: one update id for every attempt (Temporal deduplicates by it), retried
+ * with backoff while the server refuses it before delivery. Every failure leaves as a KitError.
+ */
+export async function executeUpdate<Result, Args extends unknown[]>(
+  handle: WorkflowHandle,
+  definition: UpdateDefinition<Result, Args>,
+  args: Args,
+  context: string,
+): Promise<Result> {
+  const updateId = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const update = handle.executeUpdate as (
+        definition: UpdateDefinition<Result, Args>,
+        options: { args: Args; updateId: string },
+      ) => Promise<Result>;
+      return await update.call(handle, definition, { args, updateId });
+    } catch (error) {
+      if (attempt >= 10 || !refusedBeforeDelivery(error)) throw toKitError(error, context);
+      await new Promise((done) => setTimeout(done, Math.min(2000, 50 * 2 ** attempt)));
+    }
+  }
+}
