@@ -33,6 +33,11 @@ export class WorkerProcess {
     });
   }
 
+  /** Whether the worker process is still running. */
+  get alive(): boolean {
+    return Boolean(this.child && this.child.exitCode === null && this.child.signalCode === null);
+  }
+
   /** SIGKILL: no shutdown, no flush, whatever the worker was doing is cut off. */
   async kill(): Promise<void> {
     const child = this.child;
