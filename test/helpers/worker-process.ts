@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { projectRoot } from '../../scripts/temporal.cjs';
+
+/** A worker in a child process (test/helpers/worker-child.ts) that a test can SIGKILL and restart. */
+export class WorkerProcess {
+  private child: ChildProcess | undefined;
+  starts = 0;
+  kills = 0;
+
+  constructor(
+    private readonly address: string,
+    private readonly taskQueue: string,
+    private readonly bundlePath: string,
+  ) {}
+
+  /** Starts the worker and resolves once it polls. */
+  async start(): Promise<void> {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(__dirname, 'worker-child.ts'), this.address, this.taskQueue, this.bundlePath],
+      { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    this.child = child;
+    this.starts++;
+    const lines = createInterface({ input: child.stdout! });
+    await new Promise<void>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`worker child exited (${code}) before it was ready`)));
+      lines.on('line', (line) => {
+        if (line === 'ready') resolve();
+      });
+    });
+  }
+
+  /** Whether the worker process is still running. */
+  get alive(): boolean {
+    return Boolean(this.child && this.child.exitCode === null && this.child.signalCode === null);
+  }
+
+  /** SIGKILL: no shutdown, no flush, whatever the worker was doing is cut off. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    this.kills++;
+    await exited;
+  }
+}

@@ -1,0 +1,108 @@
+// SPEC S7.4: the golden histories recorded by scripts/record-histories.ts replay against today's
+// workflow code without non-determinism, and a deliberately non-deterministic change is caught.
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { dataDir, projectRoot } from '../../scripts/temporal.cjs';
+import { historyFromFixture, type HistoryFixture } from '../helpers/histories';
+import { workflowBundlePath } from '../helpers/temporal';
+
+const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
+const fixtures = readdirSync(fixturesDir)
+  .filter((file) => file.endsWith('.json'))
+  .sort()
+  .map((file) => ({
+    file,
+    ...(JSON.parse(readFileSync(join(fixturesDir, file), 'utf8')) as HistoryFixture),
+  }));
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: (message: string) => console.error(message),
+};
+
+test('the fixtures cover every workflow type, continue-as-new included', () => {
+  const types = new Set(fixtures.map((fixture) => fixture.workflowType));
+  expect(types).toEqual(new Set(['rootRunWorkflow', 'agentWorkflow', 'conversationWorkflow']));
+  for (const type of types) {
+    expect(
+      fixtures.some((fixture) => fixture.workflowType === type && /continued_as_new/.test(fixture.file)),
+    ).toBe(true);
+  }
+});
+
+test('the fixtures hold accepted and failed updates, an interrupted activity and an answered interaction', () => {
+  const texts = fixtures.map((fixture) => JSON.stringify(fixture.history));
+  const holding = (needle: string) => texts.filter((text) => text.includes(needle)).length;
+  expect(holding('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED')).toBeGreaterThan(0);
+  // An update accepted by its validator whose handler then failed it (Conflict, PermissionDenied, Closed).
+  expect(texts.some((text) => /UPDATE_COMPLETED[\s\S]*"failure"/.test(text))).toBe(true);
+  expect(holding('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED')).toBeGreaterThan(0);
+  expect(holding('interaction-answered')).toBeGreaterThan(0);
+});
+
+test('every recorded history replays without non-determinism (S7.4)', async () => {
+  const results = Worker.runReplayHistories(
+    { workflowBundle: { codePath: workflowBundlePath() } },
+    fixtures.map((fixture) => ({
+      workflowId: fixture.workflowId,
+      history: historyFromFixture(fixture.history),
+    })),
+  );
+  const failures: string[] = [];
+  let replayed = 0;
+  for await (const result of results) {
+    replayed++;
+    if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);
+  }
+  expect(failures).toEqual([]);
+  expect(replayed).toBe(fixtures.length);
+});
+
+test('a workflow that issues a different first command is caught as a DeterminismViolationError', async () => {
+  // A copy of the workflows entry whose root run sleeps before doing anything else: the recorded
+  // history's first command (starting the root's conversation) no longer matches.
+  const entryDir = join(dataDir, `nondeterministic-${process.pid}`);
+  mkdirSync(entryDir, { recursive: true });
+  const workflows = resolve(projectRoot, 'workflows');
+  writeFileSync(
+    join(entryDir, 'index.ts'),
+    [
+      `import { sleep } from '@temporalio/workflow';`,
+      `import { rootRunWorkflow as original } from ${JSON.stringify(join(workflows, 'root-run-workflow'))};`,
+      `export { agentWorkflow } from ${JSON.stringify(join(workflows, 'agent-workflow'))};`,
+      `export { conversationWorkflow } from ${JSON.stringify(join(workflows, 'conversation-workflow'))};`,
+      `export async function rootRunWorkflow(input: Parameters<typeof original>[0]) {`,
+      `  await sleep(1);`,
+      `  return original(input);`,
+      `}`,
+      '',
+    ].join('\n'),
+  );
+  try {
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: join(entryDir, 'index.ts'),
+      logger: quietLogger,
+    });
+    const root = fixtures.find((fixture) => fixture.workflowType === 'rootRunWorkflow')!;
+    const replay = Worker.runReplayHistory(
+      { workflowBundle: bundle },
+      historyFromFixture(root.history),
+      root.workflowId,
+    );
+    await expect(replay).rejects.toBeInstanceOf(DeterminismViolationError);
+    // The unchanged code replays the same history cleanly: the failure is the change, not the file.
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: workflowBundlePath() } },
+      historyFromFixture(root.history),
+      root.workflowId,
+    );
+  } finally {
+    rmSync(entryDir, { recursive: true, force: true });
+  }
+});
