@@ -77,9 +77,25 @@ function toDrafts(notifications: readonly NotificationDraftInput[]): Notificatio
   });
 }
 
+/** How many bytes of drafts travel in one signal, well under Temporal's 2 MiB payload limit. */
+const publishBatchBytes = 1024 * 1024;
+
+/** Splits drafts into batches of at most `size` items and about {@link publishBatchBytes} bytes. */
 function batches<Item>(items: readonly Item[], size: number): Item[][] {
   const result: Item[][] = [];
-  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
+  let current: Item[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const itemBytes = JSON.stringify(item).length;
+    if (current.length > 0 && (current.length >= size || bytes + itemBytes > publishBatchBytes)) {
+      result.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += itemBytes;
+  }
+  if (current.length > 0) result.push(current);
   return result;
 }
 

@@ -187,14 +187,17 @@ export const InterAgentMessage = z
 export type InterAgentMessage = z.infer<typeof InterAgentMessage>;
 
 /** What a notification says (SPEC S5.1): passive `message`/`status`, or an `interaction` to answer. */
+/** The longest text a notification carries: larger ones are refused (Protocol) before reaching Temporal. */
+export const maxNotificationText = 100_000;
+
 export const NotificationBody = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('message'), text: z.string() }).strict(),
+  z.object({ type: z.literal('message'), text: z.string().max(maxNotificationText) }).strict(),
   z
     .object({
       type: z.literal('status'),
       event: z.string().min(1).max(100),
       threadId: ThreadId,
-      detail: z.string().optional(),
+      detail: z.string().max(10_000).optional(),
     })
     .strict(),
   z
@@ -203,8 +206,19 @@ export const NotificationBody = z.discriminatedUnion('type', [
       requestId: RequestId,
       threadId: ThreadId,
       kind: z.enum(['approval', 'question']),
-      prompt: z.string(),
-      tool: z.object({ name: z.string(), input: z.unknown() }).strict().optional(),
+      prompt: z.string().max(10_000),
+      tool: z
+        .object({
+          name: z.string().max(200),
+          input: z
+            .unknown()
+            .refine(
+              (input) => (JSON.stringify(input) ?? '').length <= maxNotificationText,
+              'tool input too large to show',
+            ),
+        })
+        .strict()
+        .optional(),
       expiresAt: z.string().optional(),
     })
     .strict(),

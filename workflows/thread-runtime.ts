@@ -8,7 +8,14 @@ import {
 import type { createActivities } from '../activities';
 import type { ThreadLoopState } from '../domain/control';
 import { ErrorKind, KitError, kitErrorFromFailure } from '../domain/errors';
-import { allowsTool, type AgentThread, type InterAgentMessage, type TurnOutcome } from '../domain/schemas';
+import {
+  allowsTool,
+  maxNotificationText,
+  type AgentThread,
+  type InterAgentMessage,
+  type TurnOutcome,
+} from '../domain/schemas';
+import { clipOutput } from '../domain/transcript';
 import type { AgentControls, Kernel } from './kernel';
 import type { ThreadConversation } from './thread-conversation';
 
@@ -149,7 +156,11 @@ export class ThreadLoop {
     }
     this.state.idleSince = this.state.turnRequested ? null : outcome.endedAt;
     const threadId = this.thread().id;
-    if (outcome.result) this.ports.conversation.publish({ type: 'message', text: outcome.result });
+    if (outcome.result)
+      this.ports.conversation.publish({
+        type: 'message',
+        text: clipOutput(outcome.result, maxNotificationText),
+      });
     const detail = outcome.error
       ? `turn ${turn} failed: ${outcome.error.kind}: ${outcome.error.message}`
       : `turn ${turn} ${outcome.status}`;

@@ -158,9 +158,7 @@ test('conversation entries reject malformed ids, a second lease holder, wrong an
   await temporal.client.workflow.getHandle(conversationId).terminate('test done');
 });
 
-// Known bug (reported): NotificationBody's message text has no length bound, so an oversize notification
-// reaches Temporal and fails as Integration (payload too large) instead of a Protocol error naming the field.
-test.failing('a notification over 2 MiB is rejected as Protocol before it reaches Temporal', async () => {
+test('a notification over 2 MiB is rejected as Protocol before it reaches Temporal', async () => {
   const { conversationId } = { conversationId: relatedId('conversation', newId('thread', randomUUID)) };
   const error = await kitErrorOf(
     publishNotificationsWithReceipt(
