@@ -162,3 +162,66 @@ test('S5.9: an interaction mirrored to the root is resolved there, settling orig
     pendingInteractions: 0,
   });
 });
+
+test('S5 across continue-as-new: backlog, lease, pending interactions and resolve idempotency carry over', async () => {
+  const { conversationId, threadId } = conversation();
+  await startAgentStandIn(threadId);
+  const settings = { continueAsNewAfterEvents: 20, continueAsNewAfterUpdates: 3 };
+  const interaction = approvalBody(threadId, 'carry me over');
+  await publishNotifications(
+    temporal.client,
+    conversationId,
+    [{ body: messageBody('m1') }, { body: interaction }, { body: messageBody('m2') }],
+    { taskQueue, settings },
+  );
+  await using receiver = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+    settings,
+  });
+  // The stand-in agent publishes its own statuses here too; this test follows the other items.
+  const next = async () => {
+    for (;;) {
+      const item = await receiver.recv();
+      const fromStandIn =
+        item?.body.type === 'status' ||
+        (item?.body.type === 'message' && item.body.text.startsWith('(scripted)'));
+      if (!fromStandIn) return item;
+    }
+  };
+  const first = [(await next())!, (await next())!];
+  expect(first.map(label)).toEqual(['m1', 'interaction']);
+  const generationBefore = (await conversationSummary(temporal.client, conversationId)).generation;
+  // Enough updates to force several continue-as-new while the lease is held and the interaction is pending.
+  for (let index = 0; index < 4; index++) {
+    await publishNotifications(temporal.client, conversationId, [{ body: messageBody(`later-${index}`) }], {
+      taskQueue,
+      settings,
+    });
+    expect(label(await next())).toBe(index === 0 ? 'm2' : `later-${index - 1}`);
+  }
+  const answer = { type: 'approval', approved: true } as const;
+  const resolution = await resolveNotification(temporal.client, first[1]!, answer);
+  expect(label(await next())).toBe('later-3');
+  await publishNotifications(temporal.client, conversationId, [{ body: messageBody('after') }], {
+    taskQueue,
+    settings,
+  });
+  expect(label(await next())).toBe('after');
+  const summary = await conversationSummary(temporal.client, conversationId);
+  expect(summary.generation).toBeGreaterThan(generationBefore);
+  expect(summary).toMatchObject({ pendingInteractions: 0, resolvedInteractions: 1 });
+  expect(summary.leaseHolder).not.toBeNull();
+  // The lease survived: a second receiver is still refused; the resolution is still idempotent.
+  expect(
+    (
+      await errorOf(
+        ConversationNotificationReceiver.open(temporal.client, conversationId, { taskQueue, settings }),
+      )
+    ).kind,
+  ).toBe(ErrorKind.Conflict);
+  expect(await resolveNotification(temporal.client, first[1]!, answer)).toEqual(resolution);
+  expect(
+    (await errorOf(resolveNotification(temporal.client, first[1]!, { type: 'approval', approved: false })))
+      .kind,
+  ).toBe(ErrorKind.Conflict);
+});
