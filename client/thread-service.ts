@@ -7,64 +7,40 @@ import {
 import { randomUUID } from 'node:crypto';
 import {
   ReconcileRequest,
-  unwrapAnswer,
-  waitAcrossRuns,
-  WaitRequest,
-  type AgentInterruptReceipt,
   type ReconcileRequestInput,
   type ReconcileResult,
   type RootRunResult,
   type ShutdownReport,
-  type ThreadChange,
-  type ThreadChanges,
-  type WaitRequestInput,
-  type WaitResult,
 } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
-  closeThreadUpdate,
   completeRootUpdate,
-  firstTurnUpdate,
-  interruptUpdate,
   reconcileUpdate,
   shutdownUpdate,
   threadQuery,
-  watchThreadUpdate,
-  listThreadsQuery,
-  loadThreadQuery,
   revokeGrantUpdate,
   runStateQuery,
-  sendMessageUpdate,
-  spawnRemoteUpdate,
-  spawnUpdate,
-  takeRootMessagesUpdate,
-  waitUpdate,
 } from '../domain/messages';
 import type { RunSnapshot } from '../domain/run-state';
 import {
   AgentSpec,
   DelegationGrant,
-  RemoteSpawnRequest,
   RootRunInput,
-  SendMessageRequest,
-  SpawnRequest,
   type AgentThread,
   type ControlScope,
   type AgentSpecInput,
   type DelegationGrantInput,
   type InterAgentMessage,
-  type RemoteSpawnRequestInput,
-  type SendMessageRequestInput,
-  type SpawnRequestInput,
-  type TurnOutcome,
-  isTerminal,
 } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { kitCall, toKitError } from './errors';
 import { executeUpdate } from './updates';
 
+import { ThreadControls } from './thread-controls';
+
+export { ThreadControls } from './thread-controls';
 /** How to attach a new root run (SPEC S3.2). */
 export interface AttachOptions {
   /** The worker fleet's task queue. */
@@ -299,130 +275,5 @@ export class ThreadService {
       );
     }
     return new KitError(ErrorKind.Conflict, `root ${rootThreadId} is already attached`, undefined, { cause });
-  }
-}
-
-/** The control operations of SPEC S4, bound to one caller's scope. Every error is a KitError. */
-export class ThreadControls {
-  constructor(
-    private readonly handle: WorkflowHandle<typeof rootRunWorkflow>,
-    readonly scope: ControlScope,
-  ) {}
-
-  /** SPEC S4.1. A `requestId` makes it idempotent: the same id returns the same thread. */
-  async spawn(request: SpawnRequestInput): Promise<AgentThread> {
-    const parsed = parseInput(SpawnRequest, request, 'spawn request');
-    return executeUpdate(this.handle, spawnUpdate, [this.scope, parsed], 'spawn');
-  }
-
-  /** SPEC S4.2: spawn onto a remote target registered in the grant. */
-  async spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
-    const parsed = parseInput(RemoteSpawnRequest, request, 'spawn request');
-    return executeUpdate(this.handle, spawnRemoteUpdate, [this.scope, parsed], 'spawnRemote');
-  }
-
-  /** SPEC S4.3: send a message; it is delivered exactly once, in per-recipient sequence order. */
-  async sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage> {
-    const parsed = parseInput(SendMessageRequest, request, 'message');
-    return executeUpdate(this.handle, sendMessageUpdate, [this.scope, parsed], 'sendMessage');
-  }
-
-  /** SPEC S4.4: the thread, or null when it is not in the caller's subtree. */
-  async loadThread(threadId: string): Promise<AgentThread | null> {
-    const id = parseId('thread', threadId, 'threadId');
-    return unwrapAnswer(
-      await kitCall('loadThread', () => this.handle.query(loadThreadQuery, this.scope, id)),
-    );
-  }
-
-  /** SPEC S4.4: the caller's subtree. */
-  async listThreads(): Promise<AgentThread[]> {
-    return unwrapAnswer(await kitCall('listThreads', () => this.handle.query(listThreadsQuery, this.scope)));
-  }
-
-  /** SPEC S4.7: the threads' latest turns once one ends a turn or is terminal; `timedOut` otherwise. */
-  async wait(request: WaitRequestInput): Promise<WaitResult> {
-    const parsed = parseInput(WaitRequest, request, 'wait request');
-    return waitAcrossRuns(parsed, (once) =>
-      executeUpdate(this.handle, waitUpdate, [this.scope, once], 'wait'),
-    );
-  }
-
-  /** SPEC S4.6: cancels the thread's running turn (its activities too); the thread stays alive and idle. */
-  async interrupt(threadId: string): Promise<AgentInterruptReceipt> {
-    const id = parseId('thread', threadId, 'threadId');
-    return executeUpdate(this.handle, interruptUpdate, [this.scope, id], 'interrupt');
-  }
-
-  /** SPEC S4.8: ends a descendant and its subtree as cancelled; returns the closed threads. */
-  async close(threadId: string): Promise<AgentThread[]> {
-    const id = parseId('thread', threadId, 'threadId');
-    return executeUpdate(this.handle, closeThreadUpdate, [this.scope, id], 'close');
-  }
-
-  /**
-   * SPEC S4.5: the thread's changes (status, turn started/ended, latest result) in order, ending with
-   * its terminal state. Long-polls the thread's own workflow.
-   */
-  async *subscribeThread(threadId: string): AsyncGenerator<ThreadChange> {
-    const id = await this.visible(threadId);
-    const handle = this.handle.client.getHandle(id);
-    let version = 0;
-    for (;;) {
-      let answer: ThreadChanges;
-      try {
-        answer = await executeUpdate(handle, watchThreadUpdate, [version], 'subscribeThread');
-      } catch (error) {
-        if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
-        // The thread's workflow has ended: its final state is in the root run's registry.
-        const final = (await this.loadThread(id))!;
-        yield {
-          version: version + 1,
-          status: final.status,
-          turnsStarted: final.turnsStarted,
-          turnsCompleted: final.turnsCompleted,
-          ...(final.latestTurn ? { latestTurn: final.latestTurn } : {}),
-          at: final.updatedAt,
-        };
-        return;
-      }
-      for (const change of answer.changes) yield change;
-      version = answer.changes.at(-1)?.version ?? version;
-      if (answer.terminal) return;
-    }
-  }
-
-  /** SPEC S4.5: the thread's first turn's retained outcome — never a later turn's. */
-  async subscribeFirstTurn(threadId: string): Promise<TurnOutcome> {
-    const id = await this.visible(threadId);
-    const handle = this.handle.client.getHandle(id);
-    for (;;) {
-      let first: TurnOutcome | null;
-      try {
-        first = await executeUpdate(handle, firstTurnUpdate, [], 'subscribeFirstTurn');
-      } catch (error) {
-        if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
-        first = (await this.loadThread(id))?.firstTurn ?? null;
-        if (!first)
-          throw new KitError(ErrorKind.InvalidState, `thread ${id} ended without completing a first turn`);
-      }
-      if (first) return first;
-      const thread = await this.loadThread(id);
-      if (thread && isTerminal(thread.status) && !thread.firstTurn) {
-        throw new KitError(ErrorKind.InvalidState, `thread ${id} ended without completing a first turn`);
-      }
-    }
-  }
-
-  private async visible(threadId: string): Promise<ThreadId> {
-    const id = parseId('thread', threadId, 'threadId');
-    if (!(await this.loadThread(id)))
-      throw new KitError(ErrorKind.NotFound, `thread ${id} is not in the subtree of ${this.scope.threadId}`);
-    return id;
-  }
-
-  /** SPEC S3.7 (root scope only). */
-  async takeRootMessages(): Promise<InterAgentMessage[]> {
-    return executeUpdate(this.handle, takeRootMessagesUpdate, [this.scope], 'takeRootMessages');
   }
 }
