@@ -8,8 +8,21 @@ import { newId, relatedId } from '../domain/ids';
 import type { AgentThread, NotificationBody, ScriptStepShape } from '../domain/schemas';
 import { deliverMessageSignal } from '../domain/messages';
 import { addCosts, historyCost, perOperation, type HistoryCost } from './actions';
-import { awaitHistoryTime, awaitQuiet, costSince, firstTaskCompletedMs, historyLengths, signalHandledMs } from './histories';
-import { clientTimed, type BenchConfig, type OperationBenchmark, type TimedOperation, type ThroughputWindow } from './measure';
+import {
+  awaitHistoryTime,
+  awaitQuiet,
+  costSince,
+  firstTaskCompletedMs,
+  historyLengths,
+  signalHandledMs,
+} from './histories';
+import {
+  clientTimed,
+  type BenchConfig,
+  type OperationBenchmark,
+  type TimedOperation,
+  type ThroughputWindow,
+} from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
 
 const replyOnly: ScriptStepShape[][] = [[{ type: 'reply', text: 'done' }]];
@@ -55,8 +68,10 @@ export function spawnBenchmark(context: BenchContext): OperationBenchmark {
     kind: 'agents-kit',
     primitive: Primitive.childStart,
     observedBy: 'history',
-    description: 'rootControls().spawn(); until the agent’s first workflow task (status running, turn 1 started) completes',
-    costNote: 'everything the spawn causes: the update, the agent and its conversation started, the agent’s one-step first turn and its reports',
+    description:
+      'rootControls().spawn(); until the agent’s first workflow task (status running, turn 1 started) completes',
+    costNote:
+      'everything the spawn causes: the update, the agent and its conversation started, the agent’s one-step first turn and its reports',
     async setup() {
       service = await attachRoot(context, 'spawn');
     },
@@ -90,7 +105,8 @@ export function sendMessageBenchmark(context: BenchContext): OperationBenchmark 
     kind: 'agents-kit',
     primitive: Primitive.signal,
     observedBy: 'history',
-    description: 'root sendMessage (triggerTurn false) to an idle agent; until the agent’s task that accepted it completes',
+    description:
+      'root sendMessage (triggerTurn false) to an idle agent; until the agent’s task that accepted it completes',
     costNote: 'the send-message update on the root, its deliver-message signal to the agent',
     async setup() {
       service = await attachRoot(context, 'send');
@@ -98,7 +114,12 @@ export function sendMessageBenchmark(context: BenchContext): OperationBenchmark 
     },
     operate: () => sendOne(),
     cost: (operations) =>
-      costOf(context.client, treeIds([service.rootThreadId, recipient.id]), operations, async () => (await sendOne(), [])),
+      costOf(
+        context.client,
+        treeIds([service.rootThreadId, recipient.id]),
+        operations,
+        async () => (await sendOne(), []),
+      ),
   };
 }
 
@@ -123,7 +144,12 @@ export function interruptBenchmark(context: BenchContext): OperationBenchmark {
     },
     operate: () => interruptOne(),
     cost: (operations) =>
-      costOf(context.client, treeIds([service.rootThreadId, target.id]), operations, async () => (await interruptOne(), [])),
+      costOf(
+        context.client,
+        treeIds([service.rootThreadId, target.id]),
+        operations,
+        async () => (await interruptOne(), []),
+      ),
   };
 }
 
@@ -193,14 +219,20 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
   /** The agent's next open question (a new turn is triggered for every question after the first). */
   const nextQuestion = async (agent: AskingAgent): Promise<NotificationBody> => {
     if (agent.turns++ > 0)
-      await service.rootControls().sendMessage({ recipient: agent.thread.id, content: 'again', triggerTurn: true });
+      await service
+        .rootControls()
+        .sendMessage({ recipient: agent.thread.id, content: 'again', triggerTurn: true });
     for (;;) {
       const notification = await agent.receiver.recv();
       if (!notification) throw new Error(`the conversation of ${agent.thread.id} ended`);
       if (notification.body.type === 'interaction') return notification.body;
     }
   };
-  const resolveOne = async (agent: AskingAgent, body: NotificationBody, index: number): Promise<TimedOperation> => {
+  const resolveOne = async (
+    agent: AskingAgent,
+    body: NotificationBody,
+    index: number,
+  ): Promise<TimedOperation> => {
     if (body.type !== 'interaction') throw new Error('not an interaction');
     const startMs = Date.now();
     await resolveNotification(context.client, { body }, { type: 'question', text: `answer-${index}` });
@@ -221,14 +253,23 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
     kind: 'agents-kit',
     primitive: Primitive.signal,
     observedBy: 'history',
-    description: 'resolveNotification() of an agent’s question; until the agent’s task that took the answer completes',
-    costNote: 'the resolve update on the origin conversation, its answer signal to the agent and settle signal to the root conversation, and the rest of the woken turn (reply, turn-end reports)',
+    description:
+      'resolveNotification() of an agent’s question; until the agent’s task that took the answer completes',
+    costNote:
+      'the resolve update on the origin conversation, its answer signal to the agent and settle signal to the root conversation, and the rest of the woken turn (reply, turn-end reports)',
     async setup(config: BenchConfig) {
       service = await attachRoot(context, 'resolve');
       for (let lane = 0; lane < config.concurrency; lane++) {
         const thread = await service
           .rootControls()
-          .spawn({ task: 'bench asks', name: `asker${lane}`, kernel: { type: 'scripted', turns: askEveryTurn } });
+          .spawn({
+            task: 'bench asks',
+            name: `asker${lane}`,
+            kernel: { type: 'scripted', turns: askEveryTurn },
+          });
+        // Let the agent start its own conversation (as its child) before a receiver would start it.
+        const conversationId = relatedId('conversation', thread.id);
+        await awaitHistoryTime(context.client, conversationId, firstTaskCompletedMs);
         const receiver = await ConversationNotificationReceiver.open(
           context.client,
           relatedId('conversation', thread.id),
@@ -244,12 +285,16 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
     },
     async throughputWindows(total, concurrency): Promise<ThroughputWindow[]> {
       const windows: ThroughputWindow[] = [];
-      for (let done = 0; done < total; ) {
+      for (let done = 0; done < total;) {
         const round = agents.slice(0, Math.min(concurrency, total - done));
         const questions = await Promise.all(round.map((agent) => nextQuestion(agent)));
         const startMs = Date.now();
-        const operations = await Promise.all(round.map((agent, lane) => resolveOne(agent, questions[lane]!, done + lane)));
-        const endMs = Math.max(...(await Promise.all(operations.map((operation) => operation.completedMs()))));
+        const operations = await Promise.all(
+          round.map((agent, lane) => resolveOne(agent, questions[lane]!, done + lane)),
+        );
+        const endMs = Math.max(
+          ...(await Promise.all(operations.map((operation) => operation.completedMs()))),
+        );
         windows.push({ operations: round.length, startMs, endMs });
         done += round.length;
       }

@@ -11,7 +11,11 @@ export async function fetchEvents(client: Client, workflowId: string): Promise<H
   try {
     return (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   } catch (error) {
-    if (error instanceof Error && error.name === 'WorkflowNotFoundError') return [];
+    // A workflow that is not started yet has no history (the raw gRPC answer is NOT_FOUND, code 5).
+    const notFound =
+      error instanceof Error &&
+      (error.name === 'WorkflowNotFoundError' || ('code' in error && error.code === 5));
+    if (notFound) return [];
     throw error;
   }
 }
@@ -39,7 +43,10 @@ export function signalHandledMs(
 ): number | undefined {
   const index = events.findIndex((event) => {
     const attributes = event.workflowExecutionSignaledEventAttributes;
-    if (eventTypeName(event.eventType) !== 'WorkflowExecutionSignaled' || attributes?.signalName !== signalName)
+    if (
+      eventTypeName(event.eventType) !== 'WorkflowExecutionSignaled' ||
+      attributes?.signalName !== signalName
+    )
       return false;
     const payload = attributes.input?.payloads?.[0];
     return payload ? matches(defaultPayloadConverter.fromPayload(payload as Payload)) : false;
@@ -68,7 +75,10 @@ export async function awaitHistoryTime(
 }
 
 /** History lengths of workflows (0 for one that does not exist yet). */
-export async function historyLengths(client: Client, workflowIds: readonly string[]): Promise<Map<string, number>> {
+export async function historyLengths(
+  client: Client,
+  workflowIds: readonly string[],
+): Promise<Map<string, number>> {
   const lengths = await Promise.all(workflowIds.map(async (id) => (await fetchEvents(client, id)).length));
   return new Map(workflowIds.map((id, index) => [id, lengths[index]!]));
 }

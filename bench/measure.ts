@@ -110,7 +110,11 @@ export async function measure(benchmark: OperationBenchmark, config: BenchConfig
   const base = config.warmup + config.iterations;
   const windows = benchmark.throughputWindows
     ? await benchmark.throughputWindows(config.throughputOps, config.concurrency)
-    : [await laneWindow(config.throughputOps, config.concurrency, (index, lane, phase) => benchmark.operate(base + index, lane, phase))];
+    : [
+        await laneWindow(config.throughputOps, config.concurrency, (index, lane, phase) =>
+          benchmark.operate(base + index, lane, phase),
+        ),
+      ];
   return {
     name: benchmark.name,
     kind: benchmark.kind,

@@ -31,7 +31,10 @@ export interface BenchContext {
   cleanup: (() => Promise<void>)[];
 }
 
-async function startTarget(context: BenchContext, label: string): Promise<WorkflowHandle<typeof benchTargetWorkflow>> {
+async function startTarget(
+  context: BenchContext,
+  label: string,
+): Promise<WorkflowHandle<typeof benchTargetWorkflow>> {
   const handle = await context.client.workflow.start<typeof benchTargetWorkflow>('benchTargetWorkflow', {
     taskQueue: context.taskQueue,
     workflowId: `bench-${context.runId}-${label}`,
@@ -71,7 +74,8 @@ export function childStartBenchmark(context: BenchContext): OperationBenchmark {
     name: Primitive.childStart,
     kind: 'primitive',
     observedBy: 'history',
-    description: 'client update to a parent that starts a child; until the child’s first workflow task completes',
+    description:
+      'client update to a parent that starts a child; until the child’s first workflow task completes',
     costNote: 'parent: update + child start; child: its start and first task (it then completes)',
     async setup() {
       parent = await context.client.workflow.start<typeof benchParentWorkflow>('benchParentWorkflow', {
@@ -112,7 +116,8 @@ export function signalBenchmark(context: BenchContext): OperationBenchmark {
       target = await startTarget(context, 'signal-target');
     },
     operate: () => sendOne(),
-    cost: (operations) => costOf(context.client, [target.workflowId], operations, async () => (await sendOne(), [])),
+    cost: (operations) =>
+      costOf(context.client, [target.workflowId], operations, async () => (await sendOne(), [])),
   };
 }
 
@@ -130,7 +135,8 @@ export function updateBenchmark(context: BenchContext): OperationBenchmark {
       target = await startTarget(context, 'update-target');
     },
     operate: (index) => echo(index),
-    cost: (operations) => costOf(context.client, [target.workflowId], operations, async (index) => (await echo(index), [])),
+    cost: (operations) =>
+      costOf(context.client, [target.workflowId], operations, async (index) => (await echo(index), [])),
   };
 }
 
@@ -151,7 +157,8 @@ export function longPollBenchmark(context: BenchContext): OperationBenchmark {
     name: Primitive.longPoll,
     kind: 'primitive',
     observedBy: 'client',
-    description: 'a waiting update (given settleMs to be accepted) woken by a client signal; until it answers',
+    description:
+      'a waiting update (given settleMs to be accepted) woken by a client signal; until it answers',
     costNote: 'one update (accepted, completed later) + one signal',
     async setup(config: BenchConfig) {
       settleMs = config.settleMs;

@@ -21,7 +21,14 @@ export interface Comparison {
 /** Everything one bench run wrote. */
 export interface BenchReport {
   startedAt: string;
-  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string; temporal: string };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGiB: number;
+    node: string;
+    platform: string;
+    temporal: string;
+  };
   config: object;
   results: OperationResult[];
   comparisons: Comparison[];
@@ -56,7 +63,7 @@ export function markdown(report: BenchReport): string {
   const { machine } = report;
   const rows = report.results.map(
     (result) =>
-      `| ${result.kind === 'primitive' ? '_' + result.name + '_' : result.name} | ${result.observedBy} | ${result.latency.p50} | ${result.latency.p95} | ${result.latency.p99} | ${result.latency.samples} | ${result.throughputOpsPerSec} | ${result.cost.events} | ${result.cost.actions} |`,
+      `| ${result.kind === 'primitive' ? '_' + result.name + '_' : result.name} | ${result.observedBy} | ${result.latency.p50} | ${result.latency.p95} | ${result.latency.p99} | ${result.latency.samples} | ${result.throughputOpsPerSec} | ${result.cost.events} | ${result.cost.eventsByType['WorkflowTaskCompleted'] ?? 0} | ${result.cost.actions} |`,
   );
   const comparisons = report.comparisons.map(
     (comparison) =>
@@ -78,8 +85,8 @@ export function markdown(report: BenchReport): string {
     '',
     'Latency in ms (warm-up excluded); throughput in operations/s at fixed concurrency; events and billable actions per operation counted from histories.',
     '',
-    '| operation | observed by | p50 | p95 | p99 | n | ops/s | events/op | actions/op |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| operation | observed by | p50 | p95 | p99 | n | ops/s | events/op | workflow tasks/op | actions/op |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
     `Targets: p50 ≤ ${targets.maxLatencyRatio}× the primitive, throughput ≥ ${targets.minThroughputRatio}×.`,
@@ -108,7 +115,10 @@ export function latencyChart(report: BenchReport): string {
   const rowHeight = 58;
   const top = 50;
   const height = top + pairs.length * rowHeight + 40;
-  const max = Math.max(1, ...pairs.flatMap((pair) => [pair.primitive.latency.p50, pair.operation.latency.p50]));
+  const max = Math.max(
+    1,
+    ...pairs.flatMap((pair) => [pair.primitive.latency.p50, pair.operation.latency.p50]),
+  );
   const scale = (value: number) => Math.max(1, (value / max) * barArea);
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   const bars = pairs.map((pair, index) => {

@@ -1,7 +1,7 @@
 // `npm run bench`: one dev server, one in-process worker, every primitive and agents-kit operation
 // measured in the same run, results written to bench/results/. Not part of `npm test`.
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +39,8 @@ function readConfig(): BenchConfig {
   const read = (name: (typeof names)[number], fallback: number, min: number): number => {
     const raw = values[name] ?? process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
     const value = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${raw}`);
+    if (!Number.isInteger(value) || value < min)
+      throw new Error(`--${name} must be an integer ≥ ${min}, got ${raw}`);
     return value;
   };
   return {
@@ -54,6 +55,7 @@ function readConfig(): BenchConfig {
 
 async function main(): Promise<void> {
   const config = readConfig();
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const startedAt = new Date().toISOString();
   const runId = startedAt.replace(/[^0-9]/g, '').slice(0, 14);
   log(`config ${JSON.stringify(config)}`);

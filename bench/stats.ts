@@ -49,7 +49,9 @@ export function withoutWarmup<Sample>(samples: readonly Sample[], warmup: number
  * Operations per second over one or more measured windows: total operations divided by the total time
  * the windows took. Windows are `[start, end]` in ms and must not overlap.
  */
-export function throughput(windows: readonly { operations: number; startMs: number; endMs: number }[]): number {
+export function throughput(
+  windows: readonly { operations: number; startMs: number; endMs: number }[],
+): number {
   const operations = windows.reduce((sum, window) => sum + window.operations, 0);
   const elapsedMs = windows.reduce((sum, window) => sum + Math.max(0, window.endMs - window.startMs), 0);
   if (operations === 0 || elapsedMs === 0) return 0;
