@@ -260,13 +260,11 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
     async setup(config: BenchConfig) {
       service = await attachRoot(context, 'resolve');
       for (let lane = 0; lane < config.concurrency; lane++) {
-        const thread = await service
-          .rootControls()
-          .spawn({
-            task: 'bench asks',
-            name: `asker${lane}`,
-            kernel: { type: 'scripted', turns: askEveryTurn },
-          });
+        const thread = await service.rootControls().spawn({
+          task: 'bench asks',
+          name: `asker${lane}`,
+          kernel: { type: 'scripted', turns: askEveryTurn },
+        });
         // Let the agent start its own conversation (as its child) before a receiver would start it.
         const conversationId = relatedId('conversation', thread.id);
         await awaitHistoryTime(context.client, conversationId, firstTaskCompletedMs);

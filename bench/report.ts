@@ -109,7 +109,7 @@ export function latencyChart(report: BenchReport): string {
     primitive: report.results.find((result) => result.name === comparison.primitive)!,
     operation: report.results.find((result) => result.name === comparison.operation)!,
   }));
-  const width = 820;
+  const width = 900;
   const left = 250;
   const barArea = width - left - 90;
   const rowHeight = 58;
