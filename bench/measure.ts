@@ -1,0 +1,129 @@
+import type { HistoryCost } from './actions';
+import { summarizeLatencies, throughput, withoutWarmup, type LatencySummary } from './stats';
+
+/** How much to measure; every count can be set by environment variable or flag (see run.ts). */
+export interface BenchConfig {
+  /** Operations run and discarded before the latency samples. */
+  warmup: number;
+  /** Latency samples per operation (sequential, one at a time). */
+  iterations: number;
+  /** Operations of the sustained-throughput run. */
+  throughputOps: number;
+  /** Operations in flight at once during the throughput run. */
+  concurrency: number;
+  /** Operations whose histories are counted for the cost per operation. */
+  costOps: number;
+  /** How long a long-poll is given to be accepted before the publish that wakes it. */
+  settleMs: number;
+}
+
+/**
+ * One timed operation. `startMs` is taken just before the client call; `completedMs()` resolves to when
+ * the operation was observed complete: by the client, or (for deliveries) in the recipient's history.
+ * It is a function so history look-ups can wait until a throughput run is over (they would load it).
+ */
+export interface TimedOperation {
+  startMs: number;
+  completedMs(): Promise<number>;
+}
+
+/** A client-observed operation: complete when `call` resolves. */
+export async function clientTimed(call: () => Promise<unknown>): Promise<TimedOperation> {
+  const startMs = Date.now();
+  await call();
+  const endMs = Date.now();
+  return { startMs, completedMs: async () => endMs };
+}
+
+/** What one benchmarked operation measured. */
+export interface OperationResult {
+  name: string;
+  kind: 'primitive' | 'agents-kit';
+  /** For an agents-kit operation: the primitive it is compared with. */
+  primitive?: string;
+  /** Where completion is observed: `client` (the call returns) or `history` (the recipient's workflow task). */
+  observedBy: 'client' | 'history';
+  description: string;
+  latency: LatencySummary;
+  throughputOpsPerSec: number;
+  cost: HistoryCost;
+  costNote: string;
+}
+
+/** A benchmark of one operation: its timed operation, its throughput run and its cost run. */
+export interface OperationBenchmark {
+  name: string;
+  kind: OperationResult['kind'];
+  primitive?: string;
+  observedBy: OperationResult['observedBy'];
+  description: string;
+  costNote: string;
+  /** Prepares workflows; called once before anything is measured. */
+  setup(config: BenchConfig): Promise<void>;
+  /**
+   * Starts operation `index` on lane `lane` (0 ≤ lane < concurrency) of a latency or throughput phase;
+   * resolves once the client call returns.
+   */
+  operate(index: number, lane: number, phase: Phase): Promise<TimedOperation>;
+  /** Runs `operations` operations and returns their cost per operation, counted from histories. */
+  cost(operations: number): Promise<HistoryCost>;
+  /** Throughput run, when the operation needs more than `operate` in loops (e.g. rounds). */
+  throughputWindows?(total: number, concurrency: number): Promise<ThroughputWindow[]>;
+}
+
+/** Latency samples are taken one at a time; the throughput run keeps `concurrency` operations going. */
+export type Phase = 'latency' | 'throughput';
+
+/** A measured window of a throughput run. */
+export interface ThroughputWindow {
+  operations: number;
+  startMs: number;
+  endMs: number;
+}
+
+/** Runs `total` operations on `concurrency` lanes, each lane one operation at a time; one window. */
+export async function laneWindow(
+  total: number,
+  concurrency: number,
+  operate: (index: number, lane: number, phase: Phase) => Promise<TimedOperation>,
+): Promise<ThroughputWindow> {
+  let next = 0;
+  const operations: TimedOperation[] = [];
+  const startMs = Date.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, total) }, async (_, lane) => {
+      while (next < total) operations.push(await operate(next++, lane, 'throughput'));
+    }),
+  );
+  const endMs = Math.max(...(await Promise.all(operations.map((operation) => operation.completedMs()))));
+  return { operations: total, startMs, endMs };
+}
+
+/** Measures one operation: warm-up, sequential latency samples, throughput, cost. */
+export async function measure(benchmark: OperationBenchmark, config: BenchConfig): Promise<OperationResult> {
+  await benchmark.setup(config);
+  const latencies: number[] = [];
+  for (let index = 0; index < config.warmup + config.iterations; index++) {
+    const operation = await benchmark.operate(index, 0, 'latency');
+    latencies.push((await operation.completedMs()) - operation.startMs);
+  }
+  const base = config.warmup + config.iterations;
+  const windows = benchmark.throughputWindows
+    ? await benchmark.throughputWindows(config.throughputOps, config.concurrency)
+    : [
+        await laneWindow(config.throughputOps, config.concurrency, (index, lane, phase) =>
+          benchmark.operate(base + index, lane, phase),
+        ),
+      ];
+  return {
+    name: benchmark.name,
+    kind: benchmark.kind,
+    ...(benchmark.primitive ? { primitive: benchmark.primitive } : {}),
+    observedBy: benchmark.observedBy,
+    description: benchmark.description,
+    latency: summarizeLatencies(withoutWarmup(latencies, config.warmup)),
+    throughputOpsPerSec: throughput(windows),
+    cost: await benchmark.cost(config.costOps),
+    costNote: benchmark.costNote,
+  };
+}

@@ -1,0 +1,14 @@
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+
+// Message definitions of the bench-only workflows (bench/workflows.ts), shared with the harness.
+
+/** Bench parent: start a bench child with this workflow id; answers once the child has started. */
+export const startBenchChildUpdate = defineUpdate<string, [string]>('bench-start-child');
+/** Bench target: answers its argument at once (the update round trip). */
+export const echoUpdate = defineUpdate<number, [number]>('bench-echo');
+/** Bench target: one item pushed (the signal primitive; handler only records it). */
+export const pushSignal = defineSignal<[number]>('bench-push');
+/** Bench target: long-poll for the item after `seen` items; answers once it has been pushed. */
+export const nextItemUpdate = defineUpdate<number, [number]>('bench-next-item');
+/** Any bench workflow: finish. */
+export const stopSignal = defineSignal<[]>('bench-stop');

@@ -1,0 +1,176 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
+import { perOperation, type HistoryCost } from './actions';
+import {
+  awaitHistoryTime,
+  awaitQuiet,
+  costSince,
+  firstTaskCompletedMs,
+  historyLengths,
+  signalHandledMs,
+} from './histories';
+import { clientTimed, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
+import { echoUpdate, nextItemUpdate, pushSignal, startBenchChildUpdate, stopSignal } from './messages';
+import type { benchParentWorkflow, benchTargetWorkflow } from './workflows';
+
+/** Names of the primitives, as the agents-kit operations refer to them. */
+export const Primitive = {
+  childStart: 'child workflow start → running',
+  signal: 'signal → handler',
+  update: 'update round trip',
+  longPoll: 'long-poll update wake-up',
+} as const;
+export type Primitive = (typeof Primitive)[keyof typeof Primitive];
+
+/** Where the bench runs: a client, the worker's task queue, and a prefix for this run's workflow ids. */
+export interface BenchContext {
+  client: Client;
+  taskQueue: string;
+  runId: string;
+  /** Workflows to stop when the run is over. */
+  cleanup: (() => Promise<void>)[];
+}
+
+async function startTarget(
+  context: BenchContext,
+  label: string,
+): Promise<WorkflowHandle<typeof benchTargetWorkflow>> {
+  const handle = await context.client.workflow.start<typeof benchTargetWorkflow>('benchTargetWorkflow', {
+    taskQueue: context.taskQueue,
+    workflowId: `bench-${context.runId}-${label}`,
+  });
+  context.cleanup.push(() => handle.signal(stopSignal));
+  return handle;
+}
+
+/** Costs `operations` runs of `operate` on quiet workflows: deltas of `watched` plus any workflows it adds. */
+export async function costOf(
+  client: Client,
+  watched: readonly string[],
+  operations: number,
+  operate: (index: number) => Promise<string[]>,
+): Promise<HistoryCost> {
+  await awaitQuiet(client, watched);
+  const before = await historyLengths(client, watched);
+  const added: string[] = [];
+  for (let index = 0; index < operations; index++) added.push(...(await operate(index)));
+  const all = [...watched, ...added];
+  await awaitQuiet(client, all);
+  return perOperation(await costSince(client, all, before), operations);
+}
+
+/** Child workflow start → running: an update asks a parent to start a child; done when the child's first task completes. */
+export function childStartBenchmark(context: BenchContext): OperationBenchmark {
+  let parent: WorkflowHandle<typeof benchParentWorkflow>;
+  let count = 0;
+  const startOne = async (): Promise<TimedOperation & { childId: string }> => {
+    const childId = `bench-${context.runId}-child-${count++}`;
+    const startMs = Date.now();
+    await parent.executeUpdate(startBenchChildUpdate, { args: [childId] });
+    const completedMs = () => awaitHistoryTime(context.client, childId, firstTaskCompletedMs);
+    return { startMs, completedMs, childId };
+  };
+  return {
+    name: Primitive.childStart,
+    kind: 'primitive',
+    observedBy: 'history',
+    description:
+      'client update to a parent that starts a child; until the child’s first workflow task completes',
+    costNote: 'parent: update + child start; child: its start and first task (it then completes)',
+    async setup() {
+      parent = await context.client.workflow.start<typeof benchParentWorkflow>('benchParentWorkflow', {
+        taskQueue: context.taskQueue,
+        workflowId: `bench-${context.runId}-parent`,
+      });
+      context.cleanup.push(() => parent.signal(stopSignal));
+    },
+    operate: () => startOne(),
+    cost: (operations) =>
+      costOf(context.client, [parent.workflowId], operations, async () => [(await startOne()).childId]),
+  };
+}
+
+/** Signal → handler: a client signal; done when the target's workflow task that ran the handler completes. */
+export function signalBenchmark(context: BenchContext): OperationBenchmark {
+  let target: WorkflowHandle<typeof benchTargetWorkflow>;
+  let count = 0;
+  const sendOne = async (): Promise<TimedOperation> => {
+    const item = count++;
+    const startMs = Date.now();
+    await target.signal(pushSignal, item);
+    return {
+      startMs,
+      completedMs: () =>
+        awaitHistoryTime(context.client, target.workflowId, (events) =>
+          signalHandledMs(events, pushSignal.name, (argument) => argument === item),
+        ),
+    };
+  };
+  return {
+    name: Primitive.signal,
+    kind: 'primitive',
+    observedBy: 'history',
+    description: 'client signal; until the workflow task that ran its handler completes (history time)',
+    costNote: 'one signal and the workflow task that handles it',
+    async setup() {
+      target = await startTarget(context, 'signal-target');
+    },
+    operate: () => sendOne(),
+    cost: (operations) =>
+      costOf(context.client, [target.workflowId], operations, async () => (await sendOne(), [])),
+  };
+}
+
+/** Update round trip: an update whose handler answers at once. */
+export function updateBenchmark(context: BenchContext): OperationBenchmark {
+  let target: WorkflowHandle<typeof benchTargetWorkflow>;
+  const echo = (index: number) => clientTimed(() => target.executeUpdate(echoUpdate, { args: [index] }));
+  return {
+    name: Primitive.update,
+    kind: 'primitive',
+    observedBy: 'client',
+    description: 'executeUpdate on a handler that returns its argument',
+    costNote: 'one update (accepted + completed in one workflow task)',
+    async setup() {
+      target = await startTarget(context, 'update-target');
+    },
+    operate: (index) => echo(index),
+    cost: (operations) =>
+      costOf(context.client, [target.workflowId], operations, async (index) => (await echo(index), [])),
+  };
+}
+
+/** Long-poll wake-up: an update waits for the next item; a signal pushes it; done when the update answers. */
+export function longPollBenchmark(context: BenchContext): OperationBenchmark {
+  const lanes: { target: WorkflowHandle<typeof benchTargetWorkflow>; seen: number }[] = [];
+  let settleMs = 0;
+  const wake = async (index: number, lane: number, settle: boolean): Promise<TimedOperation> => {
+    const state = lanes[lane]!;
+    const poll = state.target.executeUpdate(nextItemUpdate, { args: [state.seen++] });
+    if (settle) await delay(settleMs);
+    return clientTimed(async () => {
+      await state.target.signal(pushSignal, index);
+      await poll;
+    });
+  };
+  return {
+    name: Primitive.longPoll,
+    kind: 'primitive',
+    observedBy: 'client',
+    description:
+      'a waiting update (given settleMs to be accepted) woken by a client signal; until it answers',
+    costNote: 'one update (accepted, completed later) + one signal',
+    async setup(config: BenchConfig) {
+      settleMs = config.settleMs;
+      for (let lane = 0; lane < config.concurrency; lane++) {
+        lanes.push({ target: await startTarget(context, `long-poll-${lane}`), seen: 0 });
+      }
+    },
+    operate: (index, lane, phase) => wake(index, lane, phase === 'latency'),
+    cost: (operations) =>
+      costOf(context.client, [lanes[0]!.target.workflowId], operations, async (index) => {
+        await (await wake(index, 0, true)).completedMs();
+        return [];
+      }),
+  };
+}

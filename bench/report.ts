@@ -1,0 +1,155 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { OperationResult } from './measure';
+import { ratio } from './stats';
+
+/** The targets of issue 9: p50 within 1.25× the primitive's, throughput at least 0.8× of it. */
+export const targets = { maxLatencyRatio: 1.25, minThroughputRatio: 0.8 } as const;
+
+/** An agents-kit operation next to its primitive. */
+export interface Comparison {
+  operation: string;
+  primitive: string;
+  p50Ratio: number | undefined;
+  throughputRatio: number | undefined;
+  extraActions: number;
+  extraEvents: number;
+  latencyMet: boolean;
+  throughputMet: boolean;
+}
+
+/** Everything one bench run wrote. */
+export interface BenchReport {
+  startedAt: string;
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGiB: number;
+    node: string;
+    platform: string;
+    temporal: string;
+  };
+  config: object;
+  results: OperationResult[];
+  comparisons: Comparison[];
+}
+
+/** Pairs each agents-kit result with its primitive's result of the same run. */
+export function compare(results: readonly OperationResult[]): Comparison[] {
+  return results.flatMap((result) => {
+    const primitive = results.find((candidate) => candidate.name === result.primitive);
+    if (result.kind !== 'agents-kit' || !primitive) return [];
+    const p50Ratio = ratio(result.latency.p50, primitive.latency.p50);
+    const throughputRatio = ratio(result.throughputOpsPerSec, primitive.throughputOpsPerSec);
+    return [
+      {
+        operation: result.name,
+        primitive: primitive.name,
+        p50Ratio,
+        throughputRatio,
+        extraActions: Math.round((result.cost.actions - primitive.cost.actions) * 10) / 10,
+        extraEvents: Math.round((result.cost.events - primitive.cost.events) * 10) / 10,
+        latencyMet: p50Ratio !== undefined && p50Ratio <= targets.maxLatencyRatio,
+        throughputMet: throughputRatio !== undefined && throughputRatio >= targets.minThroughputRatio,
+      },
+    ];
+  });
+}
+
+const cell = (value: number | undefined, suffix = '') => (value === undefined ? '–' : `${value}${suffix}`);
+
+/** The Markdown tables of a run. */
+export function markdown(report: BenchReport): string {
+  const { machine } = report;
+  const rows = report.results.map(
+    (result) =>
+      `| ${result.kind === 'primitive' ? '_' + result.name + '_' : result.name} | ${result.observedBy} | ${result.latency.p50} | ${result.latency.p95} | ${result.latency.p99} | ${result.latency.samples} | ${result.throughputOpsPerSec} | ${result.cost.events} | ${result.cost.eventsByType['WorkflowTaskCompleted'] ?? 0} | ${result.cost.actions} |`,
+  );
+  const comparisons = report.comparisons.map(
+    (comparison) =>
+      `| ${comparison.operation} | ${comparison.primitive} | ${cell(comparison.p50Ratio, '×')} ${comparison.latencyMet ? '✅' : '❌'} | ${cell(comparison.throughputRatio, '×')} ${comparison.throughputMet ? '✅' : '❌'} | +${comparison.extraActions} | +${comparison.extraEvents} |`,
+  );
+  const breakdown = report.results.map(
+    (result) =>
+      `| ${result.name} | ${Object.entries(result.cost.actionsByRule)
+        .map(([rule, count]) => `${count} × ${rule.split(' (')[0]}`)
+        .join('; ')} | ${result.costNote} |`,
+  );
+  return [
+    `# agents-kit benchmark — ${report.startedAt}`,
+    '',
+    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, ${machine.temporal}. ` +
+      'Shared with other engineers’ test suites while it ran: numbers are noisy. Config: `' +
+      JSON.stringify(report.config) +
+      '`.',
+    '',
+    'Latency in ms (warm-up excluded); throughput in operations/s at fixed concurrency; events and billable actions per operation counted from histories.',
+    '',
+    '| operation | observed by | p50 | p95 | p99 | n | ops/s | events/op | workflow tasks/op | actions/op |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    `Targets: p50 ≤ ${targets.maxLatencyRatio}× the primitive, throughput ≥ ${targets.minThroughputRatio}×.`,
+    '',
+    '| agents-kit operation | primitive | p50 ratio | throughput ratio | extra actions/op | extra events/op |',
+    '|---|---|---|---|---:|---:|',
+    ...comparisons,
+    '',
+    '| operation | billable actions per operation | what the history holds |',
+    '|---|---|---|',
+    ...breakdown,
+    '',
+  ].join('\n');
+}
+
+/** A grouped bar chart (SVG, no dependency) of p50 latency: each agents-kit operation against its primitive. */
+export function latencyChart(report: BenchReport): string {
+  const pairs = report.comparisons.map((comparison) => ({
+    label: comparison.operation,
+    primitive: report.results.find((result) => result.name === comparison.primitive)!,
+    operation: report.results.find((result) => result.name === comparison.operation)!,
+  }));
+  const width = 900;
+  const left = 250;
+  const barArea = width - left - 90;
+  const rowHeight = 58;
+  const top = 50;
+  const height = top + pairs.length * rowHeight + 40;
+  const max = Math.max(
+    1,
+    ...pairs.flatMap((pair) => [pair.primitive.latency.p50, pair.operation.latency.p50]),
+  );
+  const scale = (value: number) => Math.max(1, (value / max) * barArea);
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const bars = pairs.map((pair, index) => {
+    const y = top + index * rowHeight;
+    const bar = (value: number, offset: number, color: string, name: string) =>
+      `<rect x="${left}" y="${y + offset}" width="${scale(value).toFixed(1)}" height="20" fill="${color}"><title>${escape(name)}: ${value} ms</title></rect>` +
+      `<text x="${(left + scale(value) + 6).toFixed(1)}" y="${y + offset + 15}" font-size="12">${value} ms</text>`;
+    return [
+      `<text x="${left - 10}" y="${y + 17}" font-size="13" text-anchor="end">${escape(pair.label)}</text>`,
+      `<text x="${left - 10}" y="${y + 39}" font-size="11" fill="#666" text-anchor="end">${escape(pair.primitive.name)}</text>`,
+      bar(pair.operation.latency.p50, 2, '#2b6cb0', pair.operation.name),
+      bar(pair.primitive.latency.p50, 24, '#a0aec0', pair.primitive.name),
+    ].join('\n');
+  });
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">`,
+    `<rect width="${width}" height="${height}" fill="#fff"/>`,
+    `<text x="20" y="28" font-size="16" font-weight="bold">p50 latency (ms): agents-kit operation (blue) vs its Temporal primitive (grey) — ${escape(report.startedAt)}</text>`,
+    ...bars,
+    `<text x="20" y="${height - 14}" font-size="11" fill="#666">2 shared cores, one dev server (SQLite), worker in-process: noisy; see BENCHMARKS.md for method.</text>`,
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
+/** Writes `<timestamp>.json`, `latest.md` and `latest.svg` into `directory`; returns the JSON path. */
+export function writeReport(report: BenchReport, directory: string): string {
+  mkdirSync(directory, { recursive: true });
+  const jsonPath = join(directory, `${report.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(directory, 'latest.md'), markdown(report));
+  writeFileSync(join(directory, 'latest.svg'), latencyChart(report));
+  return jsonPath;
+}

@@ -1,0 +1,39 @@
+import {
+  allHandlersFinished,
+  condition,
+  ParentClosePolicy,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
+import { echoUpdate, nextItemUpdate, pushSignal, startBenchChildUpdate, stopSignal } from './messages';
+
+// The bare Temporal primitives the benchmark compares agents-kit against. Each does the least its
+// primitive needs: no timers, no search attribute upserts, no extra signals, so its history is the floor.
+
+/** Does nothing: it is running as soon as its first workflow task completes. */
+export async function benchChildWorkflow(): Promise<void> {}
+
+/** Starts bench children on request (child workflow start, the primitive under a spawn). */
+export async function benchParentWorkflow(): Promise<void> {
+  let stopped = false;
+  setHandler(startBenchChildUpdate, async (workflowId) => {
+    await startChild(benchChildWorkflow, { workflowId, parentClosePolicy: ParentClosePolicy.ABANDON });
+    return workflowId;
+  });
+  setHandler(stopSignal, () => void (stopped = true));
+  await condition(() => stopped && allHandlersFinished());
+}
+
+/** Serves the update round trip, the signal and the long-poll primitives. */
+export async function benchTargetWorkflow(): Promise<void> {
+  let stopped = false;
+  const items: number[] = [];
+  setHandler(echoUpdate, (value) => value);
+  setHandler(pushSignal, (item) => void items.push(item));
+  setHandler(nextItemUpdate, async (seen) => {
+    await condition(() => items.length > seen || stopped);
+    return items[seen] ?? -1;
+  });
+  setHandler(stopSignal, () => void (stopped = true));
+  await condition(() => stopped && allHandlersFinished());
+}
