@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -69,10 +70,16 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     { shutdownGraceMs: input.shutdownGraceMs, continueAsNewAfterEvents: input.continueAsNewAfterEvents },
     resume,
   );
+  let upsertedStatus: string | undefined;
   const showStatus = () => {
     const { live, total } = state.counters;
     watch.record(state.root);
-    upsertSearchAttributes([{ key: searchAttributes.status, value: state.root.status }]);
+    // Upserting only when the status changes saves an action per thread event; runs recorded before
+    // this change upserted every time, and replay keeps them on that path (SPEC S7.4).
+    if (!patched('root-status-upsert-on-change') || upsertedStatus !== state.root.status) {
+      upsertSearchAttributes([{ key: searchAttributes.status, value: state.root.status }]);
+      upsertedStatus = state.root.status;
+    }
     setCurrentDetails(
       `**${state.root.status}** · turn ${state.root.turnsStarted} · ${live} live / ${total} spawned sub-agents`,
     );
