@@ -12,7 +12,11 @@ import {
   interactionSettledSignal,
   publishSignal,
 } from '../domain/conversation-messages';
-import { InteractionAnswered, type InteractionAnswer } from '../domain/conversation-schemas';
+import {
+  InteractionAnswered,
+  type InteractionAnswer,
+  type NotificationDraft,
+} from '../domain/conversation-schemas';
 import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
@@ -35,6 +39,7 @@ export class ThreadConversation {
   private readonly answers = new Map<string, InteractionAnswer>();
   private readonly outgoing = new Set<Promise<void>>();
   private started: Promise<void> = Promise.resolve();
+  private batch: NotificationDraft[] = [];
 
   constructor(
     private readonly thread: () => AgentThread,
