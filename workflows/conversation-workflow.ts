@@ -4,6 +4,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   setHandler,
   workflowInfo,
   type SignalDefinition,
@@ -157,11 +158,22 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       const outcome = journal.resolve(request.requestId, request.answer, new Date().toISOString());
       if (outcome.firstTime) {
         const { resolution } = outcome;
-        await signalQuietly(resolution.threadId, interactionAnsweredSignal, {
-          requestId: resolution.requestId,
-          answer: resolution.answer,
-        });
-        if (outcome.mirroredTo) await signalQuietly(outcome.mirroredTo, interactionSettledSignal, resolution);
+        const wake = () =>
+          signalQuietly(resolution.threadId, interactionAnsweredSignal, {
+            requestId: resolution.requestId,
+            answer: resolution.answer,
+          });
+        const settleMirror = () =>
+          outcome.mirroredTo
+            ? signalQuietly(outcome.mirroredTo, interactionSettledSignal, resolution)
+            : Promise.resolve();
+        // Both signals leave in one workflow task; runs recorded before sent them one after the other.
+        if (patched('resolve-signals-together')) {
+          await Promise.all([wake(), settleMirror()]);
+        } else {
+          await wake();
+          await settleMirror();
+        }
       }
       return outcome.resolution;
     }),
