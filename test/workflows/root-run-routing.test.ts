@@ -162,6 +162,7 @@ describe('messages (S4.3, S3.7)', () => {
       () => hubHandle.query(mailboxQuery),
       (view) => view.received.length >= 200,
       '200 deliveries',
+      120_000,
     );
     expect(received).toHaveLength(200);
     expect(received.map((message) => message.seq)).toEqual(
@@ -180,7 +181,7 @@ describe('messages (S4.3, S3.7)', () => {
     // None triggered a turn, so all 200 wait for the next one.
     expect((await root.loadThread(hub.id))?.turnsStarted).toBe(1);
     expect(received.every((message) => message.consumedInTurn === undefined)).toBe(true);
-  });
+  }, 180_000);
 
   test('triggerTurn starts a turn on an idle thread; a message without it waits for the next turn', async () => {
     const service = await attachRun(temporal.client, taskQueue);
