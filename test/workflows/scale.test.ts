@@ -53,9 +53,9 @@ test('S7.3: one thread receives 1,500 messages across continue-as-new, then one 
     continueAsNewAfterEvents: 500,
   });
   // Every message is waiting, exactly once, in seq order, with the content sent under that seq.
-  expect(outcome.before.received.map((message) => message.seq)).toEqual(range(count));
-  expect(outcome.before.received.map((message) => message.content)).toEqual(outcome.sent.slice(0, count));
-  expect(outcome.before.received.every((message) => message.consumedInTurn === undefined)).toBe(true);
+  expect(outcome.before!.received.map((message) => message.seq)).toEqual(range(count));
+  expect(outcome.before!.received.map((message) => message.content)).toEqual(outcome.sent.slice(0, count));
+  expect(outcome.before!.received.every((message) => message.consumedInTurn === undefined)).toBe(true);
   // The triggered turn took all of them (plus the trigger) at once, in order.
   expect(outcome.thread.latestTurn?.result).toBe(outcome.sent.join('\n'));
   expect(outcome.after.received.every((message) => message.consumedInTurn === 2)).toBe(true);
