@@ -1,0 +1,291 @@
+/**
+ * S7.3 at full size (issue 8, item 6): one run with 1,000 threads, one thread with 10,000 messages,
+ * one conversation with 100,000 notifications, on its own dev server (SQLite file under .data/) and an
+ * in-process worker, with the library's default continue-as-new settings. Prints durations, the largest
+ * history per workflow type, the number of continue-as-new runs, and this process's RSS over time.
+ *
+ *   npx tsx scripts/scale.ts [--threads 1000] [--messages 10000] [--notifications 100000]
+ *                            [--lead 2000] [--concurrency 8]
+ *
+ * A size of 0 skips that part. `--lead` is how far publishers may run ahead of the receiver.
+ * `--backlog N` (off by default) probes the limit of a receiver that falls behind: N notifications are
+ * published with nobody receiving, into a conversation that continues as new every 20 events, so its
+ * continue-as-new input carries the whole backlog; prints what became of the conversation.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createActivities } from '../activities';
+import { searchAttributeRegistrations } from '../domain/search-attributes';
+import {
+  historyEventBound,
+  historyStats,
+  manyMessages,
+  manyNotifications,
+  manyThreads,
+  runHistories,
+  type RunHistory,
+} from '../test/helpers/scale';
+import { conversationSummary, publishNotifications } from '../client/conversations';
+import { messageBody, newConversation } from '../test/helpers/conversations';
+import { createAgentWorker } from '../workers/create-worker';
+import { dataDir, startDevServer } from './temporal.cjs';
+
+const { values } = parseArgs({
+  options: {
+    threads: { type: 'string', default: '1000' },
+    messages: { type: 'string', default: '10000' },
+    notifications: { type: 'string', default: '100000' },
+    lead: { type: 'string', default: '2000' },
+    concurrency: { type: 'string', default: '8' },
+    backlog: { type: 'string', default: '0' },
+  },
+});
+const sizes = {
+  threads: Number(values.threads),
+  messages: Number(values.messages),
+  notifications: Number(values.notifications),
+};
+
+/** RSS samples of this process (the worker, and the client driving it), every 3 s. */
+const rss: number[] = [];
+/** RSS samples of the dev server process, taken at the same moments (for context). */
+const serverRss: number[] = [];
+let serverPid: number | undefined;
+const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+const sample = () => {
+  rss.push(process.memoryUsage().rss);
+  const kib = serverPid ? /VmRSS:\s+(\d+)/.exec(safeRead(`/proc/${serverPid}/status`))?.[1] : undefined;
+  serverRss.push(kib ? Number(kib) * 1024 : 0);
+};
+const safeRead = (path: string): string => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+};
+const sampler = setInterval(sample, 3000);
+const log = (line: string) => console.log(line);
+
+function reportMemory(label: string, from: number): void {
+  for (const [who, all] of [
+    ['worker process', rss],
+    ['dev server', serverRss],
+  ] as const) {
+    const samples = all.slice(from);
+    if (samples.length === 0) return log(`  RSS (${label}): no sample`);
+    log(
+      `  RSS of the ${who} (${label}, ${samples.length} samples every 3 s): first ${mib(samples[0]!)} MiB, last ${mib(samples.at(-1)!)} MiB, min ${mib(Math.min(...samples))} MiB, max ${mib(Math.max(...samples))} MiB`,
+    );
+  }
+}
+
+function reportHistories(histories: readonly RunHistory[]): boolean {
+  for (const stats of historyStats(histories))
+    log(
+      `  ${stats.workflowType}: ${stats.runs} runs inspected, ${stats.continuedAsNew} continued as new, largest history ${stats.largestEvents} events`,
+    );
+  const over = histories.filter((run) => run.events >= historyEventBound);
+  for (const run of over)
+    log(`  OVER BOUND: ${run.workflowType} ${run.workflowId}/${run.runId}: ${run.events} events`);
+  return over.length === 0;
+}
+
+function check(what: string, ok: boolean): boolean {
+  log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  return ok;
+}
+
+async function main(): Promise<void> {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // installed already
+  }
+  const runDir = join(dataDir, `scale-${Date.now()}`);
+  mkdirSync(runDir, { recursive: true });
+  log(`dev server on ${join(runDir, 'temporal.sqlite')}`);
+  const server = await startDevServer({
+    dbFile: join(runDir, 'temporal.sqlite'),
+    headless: true,
+    searchAttributes: searchAttributeRegistrations,
+  });
+  serverPid = server.pid;
+  const connection = await Connection.connect({ address: server.address });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const taskQueue = `scale-${randomUUID().slice(0, 8)}`;
+  const worker = await createAgentWorker({
+    connection: nativeConnection,
+    taskQueue,
+    activities: createActivities(),
+  });
+  const running = worker.run();
+  sample();
+  const concurrency = Number(values.concurrency);
+  let allOk = true;
+  try {
+    if (sizes.threads > 0) {
+      log(`\n== ${sizes.threads} threads in one run (default settings)`);
+      const from = rss.length;
+      const outcome = await manyThreads({
+        client,
+        taskQueue,
+        threads: sizes.threads,
+        sample: 5,
+        concurrency,
+        log,
+      });
+      const subAgents = outcome.listed.filter((thread) => thread.id !== outcome.rootThreadId);
+      allOk =
+        check(
+          `counters live ${outcome.counters.live} total ${outcome.counters.total}`,
+          outcome.counters.live === sizes.threads && outcome.counters.total === sizes.threads,
+        ) && allOk;
+      allOk =
+        check(
+          `${subAgents.length} sub-agents listed, all idle after one turn`,
+          subAgents.length === sizes.threads &&
+            subAgents.every((thread) => thread.status === 'idle' && thread.turnsCompleted === 1),
+        ) && allOk;
+      allOk =
+        check(
+          `shutdown: ${outcome.shutdown.cancelled.length} cancelled, ${outcome.shutdown.failed.length} failed, ${outcome.shutdown.unconfirmed.length} unconfirmed`,
+          outcome.shutdown.cancelled.length === sizes.threads &&
+            outcome.shutdown.failed.length + outcome.shutdown.unconfirmed.length === 0,
+        ) && allOk;
+      log(`  durations (s): ${JSON.stringify(outcome.durations)}`);
+      allOk = reportHistories(outcome.histories) && allOk;
+      reportMemory('threads', from);
+    }
+    if (sizes.messages > 0) {
+      log(`\n== ${sizes.messages} messages to one thread, then one triggered turn (default settings)`);
+      const from = rss.length;
+      const outcome = await manyMessages({ client, taskQueue, messages: sizes.messages, concurrency, log });
+      if (outcome.before) {
+        const { received } = outcome.before;
+        allOk =
+          check(
+            `mailbox before the turn: ${received.length} waiting, seqs 1..n, contents as sent`,
+            received.length === sizes.messages &&
+              received.every(
+                (message, index) => message.seq === index + 1 && message.content === outcome.sent[index],
+              ),
+          ) && allOk;
+      } else log('  (mailbox query skipped: its answer would exceed the 2 MiB blob limit)');
+      const consumed = outcome.after.received.map((message) => message.seq);
+      allOk =
+        check(
+          `mailbox after the turn: nothing waiting, the last ${consumed.length} consumed in turn 2 ending at seq ${consumed.at(-1)}`,
+          outcome.after.received.every((message) => message.consumedInTurn === 2) &&
+            consumed.at(-1) === sizes.messages + 1 &&
+            consumed.every((seq, index) => index === 0 || seq === consumed[index - 1]! + 1),
+        ) && allOk;
+      allOk =
+        check(
+          'the triggered turn consumed every message once, in order',
+          outcome.thread.latestTurn?.result === outcome.sent.join('\n'),
+        ) && allOk;
+      allOk =
+        check(
+          `counters live ${outcome.counters.live} total ${outcome.counters.total}`,
+          outcome.counters.live === 1 && outcome.counters.total === 1,
+        ) && allOk;
+      log(`  durations (s): ${JSON.stringify(outcome.durations)}`);
+      allOk = reportHistories(outcome.histories) && allOk;
+      reportMemory('messages', from);
+    }
+    if (sizes.notifications > 0) {
+      log(
+        `\n== ${sizes.notifications} notifications through one conversation (default settings, lead ${values.lead})`,
+      );
+      const from = rss.length;
+      const outcome = await manyNotifications({
+        client,
+        taskQueue,
+        notifications: sizes.notifications,
+        lead: Number(values.lead),
+        log,
+      });
+      allOk =
+        check(
+          `received ${outcome.received.length}, seqs 1..n and texts 0..n-1 in order, lastSeq ${outcome.lastSeq}`,
+          outcome.received.every((notification, index) => notification.seq === index + 1) &&
+            outcome.labels.every((text, index) => text === String(index)) &&
+            outcome.lastSeq === sizes.notifications,
+        ) && allOk;
+      log(`  durations (s): ${JSON.stringify(outcome.durations)} (${outcome.generation + 1} runs)`);
+      allOk = reportHistories(outcome.histories) && allOk;
+      reportMemory('notifications', from);
+    }
+    if (Number(values.backlog) > 0)
+      allOk = (await backlogProbe(client, taskQueue, Number(values.backlog))) && allOk;
+  } finally {
+    clearInterval(sampler);
+    reportMemory('whole script', 0);
+    worker.shutdown();
+    await running;
+    await nativeConnection.close();
+    await connection.close();
+    await server.stop();
+  }
+  log(allOk ? '\nall checks passed' : '\nSOME CHECKS FAILED');
+  process.exitCode = allOk ? 0 : 1;
+}
+
+/** Publishes `count` notifications, 1,000 per signal, with no receiver; reports the conversation's fate. */
+async function backlogProbe(client: Client, taskQueue: string, count: number): Promise<boolean> {
+  log(`\n== backlog probe: ${count} notifications, nobody receiving, continue-as-new every 20 events`);
+  const { conversationId } = newConversation();
+  const settings = { continueAsNewAfterEvents: 20 };
+  for (let first = 0; first < count; first += 1000) {
+    const texts = Array.from({ length: Math.min(1000, count - first) }, (_, index) => String(first + index));
+    await publishNotifications(
+      client,
+      conversationId,
+      texts.map((text) => ({ body: messageBody(text) })),
+      {
+        taskQueue,
+        settings,
+      },
+    );
+  }
+  const handle = client.workflow.getHandle(conversationId);
+  await new Promise((done) => setTimeout(done, 10_000));
+  const description = await handle.describe();
+  log(`  status after 10 s: ${description.status.name} (run ${description.runId})`);
+  let summary: unknown;
+  try {
+    summary = await conversationSummary(client, conversationId);
+  } catch (error) {
+    summary = String(error);
+  }
+  log(`  summary: ${JSON.stringify(summary)}`);
+  const histories = await runHistories(client, conversationId);
+  for (const run of histories) {
+    const events = (await client.workflow.getHandle(conversationId, run.runId).fetchHistory()).events ?? [];
+    const started =
+      events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data?.length ?? 0;
+    const failures = events
+      .map(
+        (event) =>
+          event.workflowTaskFailedEventAttributes?.failure?.message ??
+          event.workflowExecutionFailedEventAttributes?.failure?.message,
+      )
+      .filter(Boolean);
+    log(
+      `  run ${run.runId}: ${run.status}, ${run.events} events, input ${Math.round(started / 1024)} KiB${failures.length ? `, failures: ${JSON.stringify([...new Set(failures)]).slice(0, 600)}` : ''}`,
+    );
+  }
+  await handle.terminate('backlog probe done').catch(() => undefined);
+  return true;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
