@@ -10,8 +10,16 @@ import { toKitError } from './errors';
 function refusedBeforeDelivery(error: unknown): boolean {
   for (let current = error, hops = 0; current instanceof Error && hops < 6; current = current.cause, hops++) {
     const code = (current as { code?: unknown }).code;
+    // The root run refused it in its validator while continuing as new: nothing happened, try again.
+    const details = (current as { details?: unknown[] }).details;
+    if (
+      Array.isArray(details) &&
+      (details[0] as { retryAfterContinueAsNew?: boolean } | undefined)?.retryAfterContinueAsNew
+    )
+      return true;
     if (code === 9 && /workflow task failure/i.test(current.message)) return true;
     if (code === 8) return true;
+    if (code === 9 && /distinct updates/i.test(current.message)) return true;
   }
   return false;
 }
@@ -35,7 +43,7 @@ export async function executeUpdate<Result, Args extends unknown[]>(
       ) => Promise<Result>;
       return await update.call(handle, definition, { args, updateId });
     } catch (error) {
-      if (attempt >= 10 || !refusedBeforeDelivery(error)) throw toKitError(error, context);
+      if (attempt >= 20 || !refusedBeforeDelivery(error)) throw toKitError(error, context);
       await new Promise((done) => setTimeout(done, Math.min(2000, 50 * 2 ** attempt)));
     }
   }

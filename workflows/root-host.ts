@@ -53,6 +53,8 @@ export class RootHost {
 
   /** Set while the run prepares to continue-as-new: control requests queue up, long polls answer early. */
   releasing = false;
+  /** Updates this run has handled (Temporal refuses more than 2,000 per run). */
+  updatesThisRun = 0;
   private readonly queued: ControlRequest[] = [];
   private readonly outbox: OutboxItem[] = [];
   private shutdownDone: Promise<ShutdownReport> | undefined;

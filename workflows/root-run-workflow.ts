@@ -30,6 +30,9 @@ import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadWatch } from './thread-watch';
 
+/** Updates one run handles before it continues as new. */
+const maxUpdatesPerRun = 1_500;
+
 /**
  * Hosts one root run (SPEC S3.1): the registry, grant, counters and root mailbox live here and nowhere
  * else, every control operation of the tree is decided here, and the root agent's turns run here.
@@ -130,8 +133,13 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   watch.register();
   showStatus();
 
+  // Continue-as-new well before Temporal's 2,000 updates per run; runs recorded before this trigger
+  // existed replay without it (SPEC S7.4).
+  const countsUpdates = patched('continue-as-new-by-update-count');
   const pastHistoryLimit = () =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.continueAsNewAfterEvents;
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
+    (countsUpdates && host.updatesThisRun >= maxUpdatesPerRun);
   for (;;) {
     const exit = await loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit });
     if (exit === 'continue-as-new') {

@@ -29,7 +29,22 @@ export function registerRootUpdates(
   state: RootRunState,
   root: { finish(status: 'completed' | 'cancelled'): Promise<ShutdownReport> },
 ): void {
-  const validScope = (scope: unknown) => state.caller(parseInput(ControlScope, scope, 'scope'));
+  const validScope = (scope: unknown) => {
+    // While the run prepares to continue-as-new, new updates are refused (a rejection leaves no trace in
+    // history) and the client retries them on the next run, so a steady stream cannot hold it back.
+    if (host.releasing) {
+      throw new KitError(ErrorKind.Integration, `root run ${state.rootId} is continuing as new: retry`, {
+        retryAfterContinueAsNew: true,
+      });
+    }
+    return state.caller(parseInput(ControlScope, scope, 'scope'));
+  };
+  /** A handler that counts toward the run's update budget (Temporal allows 2,000 per run). */
+  const counted = <Args extends unknown[], Result>(handler: (...args: Args) => Result) =>
+    guarded((...args: Args): Result => {
+      host.updatesThisRun += 1;
+      return handler(...args);
+    });
   const rootOnly = (scope: unknown, what: string) => {
     if (validScope(scope).thread.id !== state.rootId)
       throw new KitError(ErrorKind.PermissionDenied, `only the root may ${what}`);
@@ -39,7 +54,7 @@ export function registerRootUpdates(
 
   setHandler(
     spawnUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'spawn', request })),
+    counted((scope, request) => host.execute(scope, { type: 'spawn', request })),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -49,7 +64,7 @@ export function registerRootUpdates(
   );
   setHandler(
     spawnRemoteUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'spawn-remote', request })),
+    counted((scope, request) => host.execute(scope, { type: 'spawn-remote', request })),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -59,7 +74,7 @@ export function registerRootUpdates(
   );
   setHandler(
     sendMessageUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'send-message', request })),
+    counted((scope, request) => host.execute(scope, { type: 'send-message', request })),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -69,7 +84,7 @@ export function registerRootUpdates(
   );
   setHandler(
     waitUpdate,
-    guarded((scope, request) => host.execute(scope, { type: 'wait', request })),
+    counted((scope, request) => host.execute(scope, { type: 'wait', request })),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -79,35 +94,35 @@ export function registerRootUpdates(
   );
   setHandler(
     takeRootMessagesUpdate,
-    guarded((scope) => state.takeRootMessages(scope)),
+    counted((scope) => state.takeRootMessages(scope)),
     {
       validator: guarded((scope: unknown) => void validScope(scope)),
     },
   );
   setHandler(
     revokeGrantUpdate,
-    guarded((scope) => state.revokeGrant(scope)),
+    counted((scope) => state.revokeGrant(scope)),
     {
       validator: guarded((scope: unknown) => void validScope(scope)),
     },
   );
   setHandler(
     interruptUpdate,
-    guarded((scope, threadId) => host.interrupt(scope, threadId)),
+    counted((scope, threadId) => host.interrupt(scope, threadId)),
     {
       validator: guarded(validThreadId),
     },
   );
   setHandler(
     closeThreadUpdate,
-    guarded((scope, threadId) => host.close(scope, threadId)),
+    counted((scope, threadId) => host.close(scope, threadId)),
     {
       validator: guarded(validThreadId),
     },
   );
   setHandler(
     reconcileUpdate,
-    guarded((scope, request) => host.reconcile(scope, request)),
+    counted((scope, request) => host.reconcile(scope, request)),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -117,14 +132,14 @@ export function registerRootUpdates(
   );
   setHandler(
     shutdownUpdate,
-    guarded(() => root.finish('cancelled')),
+    counted(() => root.finish('cancelled')),
     {
       validator: guarded((scope: unknown) => rootOnly(scope, 'shut the run down')),
     },
   );
   setHandler(
     completeRootUpdate,
-    guarded(() => root.finish('completed')),
+    counted(() => root.finish('completed')),
     {
       validator: guarded((scope: unknown) => rootOnly(scope, 'complete the root')),
     },

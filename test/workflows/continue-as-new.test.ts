@@ -93,3 +93,47 @@ test('30 threads and 500 messages across several continue-as-new: nothing lost, 
   expect(report).toMatchObject({ failed: [], unconfirmed: [] });
   void rootRuns;
 });
+
+test('a steady stream of updates cannot hold the root back from continuing-as-new; none is refused or lost', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const sink = await service.rootControls().spawn({ task: 'collect', name: 'sink' });
+  const total = 1_800;
+  let next = 0;
+  // Eight senders keep updates in flight all the time, past the per-run update budget.
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let index = next++; index < total; index = next++) {
+        await service.rootControls().sendMessage({ recipient: sink.id, content: `s${index}` });
+      }
+    }),
+  );
+  const runs = await eventually(
+    () => runsOf(service.rootThreadId),
+    (statuses) => statuses.includes('CONTINUED_AS_NEW'),
+    'a continue-as-new',
+  );
+  expect(runs.length).toBeGreaterThanOrEqual(2);
+  for await (const execution of temporal.client.workflow.list({
+    query: `WorkflowId = "${service.rootThreadId}"`,
+  })) {
+    const history = await temporal.client.workflow
+      .getHandle(service.rootThreadId, execution.runId)
+      .fetchHistory();
+    const events = history.events ?? [];
+    expect(events.length).toBeLessThan(10_240);
+    expect(
+      events.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes).length,
+    ).toBeLessThan(2_000);
+  }
+  const { received } = await eventually(
+    () => temporal.client.workflow.getHandle(sink.id).query(mailboxQuery),
+    (view) => view.received.length >= total - 1000,
+    'deliveries',
+    120_000,
+  );
+  // The mailbox view keeps the latest 1,000 consumed plus everything waiting: here all are waiting.
+  expect(received.map((message) => message.seq)).toEqual(
+    Array.from({ length: received.length }, (_, index) => index + 1),
+  );
+  expect(await service.counters()).toMatchObject({ live: 1, total: 1 });
+}, 300_000);
