@@ -23,6 +23,9 @@ export async function createAgentWorker(options: {
     activities: options.activities ?? {},
     ...(options.workflows ?? { workflowsPath }),
     ...(options.identity ? { identity: options.identity } : {}),
+    // Each cached workflow keeps its sandbox in memory (about 2 MiB measured); a bound keeps a worker
+    // hosting a 1,000-thread run flat in memory. Evicted workflows replay from history when they wake.
+    maxCachedWorkflows: 500,
     // Heartbeats carry interrupts to running tools: flush them within a second, not the SDK's 30 s.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
