@@ -61,9 +61,12 @@ export class Mailbox {
     return taken.map(({ consumedInTurn: _turn, ...message }) => message);
   }
 
-  /** Consumed (most recent {@link consumedLogLimit}) then waiting messages. */
-  view(): MailboxEntry[] {
-    return [...this.consumedLog, ...this.ready];
+  /**
+   * Consumed (most recent {@link consumedLogLimit}) then waiting messages — the latest `limit` of them,
+   * so a query answer stays far below Temporal's payload limit however many messages wait.
+   */
+  view(limit = 5_000): MailboxEntry[] {
+    return [...this.consumedLog, ...this.ready].slice(-limit);
   }
 
   get hasReady(): boolean {
