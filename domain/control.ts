@@ -100,6 +100,8 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       threadId: ThreadId,
       turn: z.number().int().min(1),
       at: z.string(),
+      /** Every message up to this sequence number is consumed by this turn. */
+      consumedThroughSeq: z.number().int().min(0).optional(),
     })
     .strict(),
   z

@@ -69,6 +69,11 @@ export class Mailbox {
     return [...this.consumedLog, ...this.ready].slice(-limit);
   }
 
+  /** The highest sequence number released in order so far. */
+  get releasedThrough(): number {
+    return this.nextSeq - 1;
+  }
+
   get hasReady(): boolean {
     return this.ready.length > 0;
   }

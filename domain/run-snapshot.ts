@@ -33,6 +33,8 @@ export const RunSnapshot = z
       z.object({ fingerprint: z.string(), threadId: ThreadId.nullable() }).strict(),
     ),
     recipientSeq: z.record(z.string(), z.number().int().min(0)),
+    /** Per recipient, the sequence number its turns have consumed through (for mailbox back-pressure). */
+    consumedSeq: z.record(z.string(), z.number().int().min(0)).default({}),
     rootMailbox: z.array(InterAgentMessage),
     admissionOpen: z.boolean(),
     shutdown: ShutdownReport.optional(),

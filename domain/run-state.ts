@@ -34,6 +34,9 @@ export interface Admission {
   request: SpawnRequest;
 }
 
+/** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
+export const maxWaitingMessages = 5_000;
+
 const denied = (message: string) => new KitError(ErrorKind.PermissionDenied, message);
 const quota = (message: string, details?: unknown) => new KitError(ErrorKind.QuotaExceeded, message, details);
 
@@ -46,6 +49,7 @@ export class RootRunState {
   private readonly records = new Map<string, ThreadRecord>();
   private readonly requestIndex: RunSnapshot['requestIndex'];
   private readonly recipientSeq: RunSnapshot['recipientSeq'];
+  private readonly consumedSeq: RunSnapshot['consumedSeq'];
   private rootMailbox: InterAgentMessage[];
   private admissionOpen: boolean;
   private shutdownReport: ShutdownReport | undefined;
@@ -59,6 +63,7 @@ export class RootRunState {
     for (const record of snapshot.records) this.records.set(record.thread.id, { ...record });
     this.requestIndex = { ...snapshot.requestIndex };
     this.recipientSeq = { ...snapshot.recipientSeq };
+    this.consumedSeq = { ...snapshot.consumedSeq };
     this.rootMailbox = [...snapshot.rootMailbox];
     this.admissionOpen = snapshot.admissionOpen;
     this.shutdownReport = snapshot.shutdown;
@@ -113,6 +118,7 @@ export class RootRunState {
       ],
       requestIndex: {},
       recipientSeq: {},
+      consumedSeq: {},
       rootMailbox: [],
       admissionOpen: true,
     });
@@ -125,6 +131,7 @@ export class RootRunState {
       records: [...this.records.values()].map((record) => ({ ...record })),
       requestIndex: { ...this.requestIndex },
       recipientSeq: { ...this.recipientSeq },
+      consumedSeq: { ...this.consumedSeq },
       rootMailbox: [...this.rootMailbox],
       admissionOpen: this.admissionOpen,
       ...(this.shutdownReport ? { shutdown: this.shutdownReport } : {}),
@@ -371,6 +378,17 @@ export class RootRunState {
         `thread ${recipient.thread.path} is ${recipient.thread.status}: it takes no more messages`,
       );
     }
+    const waiting =
+      recipient.thread.id === this.rootId
+        ? this.rootMailbox.length
+        : (this.recipientSeq[recipient.thread.id] ?? 0) - (this.consumedSeq[recipient.thread.id] ?? 0);
+    if (waiting >= maxWaitingMessages) {
+      // Back-pressure instead of loss: every waiting message travels in the recipient's state.
+      throw quota(
+        `${recipient.thread.path} already has ${waiting} messages waiting for its next turn (limit ${maxWaitingMessages}): send one with triggerTurn, or wait`,
+        { limit: 'waitingMessages', value: maxWaitingMessages },
+      );
+    }
     const seq = (this.recipientSeq[recipient.thread.id] ?? 0) + 1;
     this.recipientSeq[recipient.thread.id] = seq;
     const message: InterAgentMessage = {
@@ -416,7 +434,10 @@ export class RootRunState {
   }
 
   /** A turn of `threadId` started. Events about terminal threads or older turns are ignored. */
-  turnStarted(threadId: string, turn: number, at: string): void {
+  turnStarted(threadId: string, turn: number, at: string, consumedThroughSeq?: number): void {
+    if (consumedThroughSeq !== undefined) {
+      this.consumedSeq[threadId] = Math.max(this.consumedSeq[threadId] ?? 0, consumedThroughSeq);
+    }
     const record = this.records.get(threadId);
     if (!record || isTerminal(record.thread.status) || turn <= record.thread.turnsStarted) return;
     record.thread = { ...record.thread, status: 'running', turnsStarted: turn, updatedAt: at };

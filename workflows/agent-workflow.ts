@@ -120,7 +120,14 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       conversation,
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
-        report({ type: 'turn-start', threadId: thread.id, turn, at });
+        // Every message released so far is taken by this turn right after this report.
+        report({
+          type: 'turn-start',
+          threadId: thread.id,
+          turn,
+          at,
+          consumedThroughSeq: mailbox.releasedThrough,
+        });
       },
       turnEnded: (outcome, nextStatus) => {
         setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`, {

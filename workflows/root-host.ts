@@ -278,7 +278,7 @@ export class RootHost {
   applyEvent(event: ThreadEvent): void {
     switch (event.type) {
       case 'turn-start':
-        return this.state.turnStarted(event.threadId, event.turn, event.at);
+        return this.state.turnStarted(event.threadId, event.turn, event.at, event.consumedThroughSeq);
       case 'turn-end':
         return this.state.turnEnded(event.threadId, event.outcome, event.nextStatus);
       case 'thread-end':

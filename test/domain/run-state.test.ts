@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../domain/errors';
 import { newId } from '../../domain/ids';
-import { RootRunState, RunSnapshot } from '../../domain/run-state';
+import { maxWaitingMessages, RootRunState, RunSnapshot } from '../../domain/run-state';
 import type { TurnOutcome } from '../../domain/schemas';
 import { durableSnapshot, kitErrorOf, newRun, now, restored, scopeOf, spawn } from '../helpers/run-state';
 
@@ -598,5 +598,22 @@ describe('snapshot', () => {
     expect(copy.counters).toEqual({ live: 2, total: 3, tokens: 30 });
     spawn(copy, state.rootId);
     expect(state.counters).toEqual({ live: 3, total: 4, tokens: 35 });
+  });
+});
+
+describe('mailbox back-pressure', () => {
+  test('a recipient with maxWaitingMessages unconsumed refuses more (QuotaExceeded) until a turn consumes them', () => {
+    const state = newRun();
+    const child = spawn(state, state.rootId, { task: 'collect' });
+    const send = () => state.prepareMessage(scopeOf(state), { recipient: child.id, content: 'x' }, newId('message', randomUUID), now);
+    for (let index = 0; index < maxWaitingMessages; index++) send();
+    const refused = kitErrorOf(send);
+    expect(refused.kind).toBe(ErrorKind.QuotaExceeded);
+    expect(refused.message).toMatch(/5000 messages waiting for its next turn/);
+    expect(state.snapshot().recipientSeq[child.id]).toBe(maxWaitingMessages);
+    state.turnStarted(child.id, 2, now, maxWaitingMessages);
+    expect(send().seq).toBe(maxWaitingMessages + 1);
+    // The consumed mark survives continue-as-new.
+    expect(restored(state).snapshot().consumedSeq[child.id]).toBe(maxWaitingMessages);
   });
 });
