@@ -605,7 +605,13 @@ describe('mailbox back-pressure', () => {
   test('a recipient with maxWaitingMessages unconsumed refuses more (QuotaExceeded) until a turn consumes them', () => {
     const state = newRun();
     const child = spawn(state, state.rootId, { task: 'collect' });
-    const send = () => state.prepareMessage(scopeOf(state), { recipient: child.id, content: 'x' }, newId('message', randomUUID), now);
+    const send = () =>
+      state.prepareMessage(
+        scopeOf(state),
+        { recipient: child.id, content: 'x' },
+        newId('message', randomUUID),
+        now,
+      );
     for (let index = 0; index < maxWaitingMessages; index++) send();
     const refused = kitErrorOf(send);
     expect(refused.kind).toBe(ErrorKind.QuotaExceeded);

@@ -8,7 +8,7 @@ import { mailboxQuery, type MailboxView } from '../../domain/messages';
 import type { AgentThread, ConversationNotification } from '../../domain/schemas';
 import type { ConversationWorkflowInput } from '../../workflows/conversation-workflow';
 import { label, messageBody, newConversation } from './conversations';
-import { attachRun, eventually } from './runs';
+import { attachRun, untilTurns, eventually } from './runs';
 
 /**
  * The three S7.3 scale scenarios (issue 8, item 6), shared by the reduced test
@@ -230,6 +230,8 @@ export async function manyMessages(
       turns: [[{ type: 'reply', text: 'ready' }], [{ type: 'reply', text: '{{inbox}}' }]],
     },
   });
+  // Messages sent before its first turn starts would be that turn's inbox; this scenario wants them waiting.
+  await untilTurns(service, thread.id, 1);
   const sent: string[] = new Array<string>(count + 1);
   const sendStarted = performance.now();
   await pool(count, options.concurrency ?? 8, async (index) => {

@@ -46,6 +46,12 @@ test('30 threads and 500 messages across several continue-as-new: nothing lost, 
       }),
     );
   }
+  // Every thread's first turn has taken its inbox before the messages start, so all of them wait.
+  await eventually(
+    () => root.listThreads(),
+    (all) => all.every((thread) => thread.turnsStarted >= 1),
+    'first turns',
+  );
   // 500 messages, 5 at a time, round-robin over the threads; none triggers a turn.
   const sent = new Map<string, string[]>();
   for (let batch = 0; batch < 100; batch++) {

@@ -142,6 +142,12 @@ describe('messages (S4.3, S3.7)', () => {
         [{ type: 'reply', text: 'later turn' }],
       ),
     });
+    // Once the hub's first turn has taken its (empty) inbox, nothing sent from now on is consumed by it.
+    await eventually(
+      () => root.loadThread(hub.id),
+      (thread) => (thread?.turnsStarted ?? 0) >= 1,
+      'the hub turn',
+    );
     // The root sends 100 more from five connections at once while the two children send theirs.
     const senders = await Promise.all(
       Array.from({ length: 5 }, () => Connection.connect({ address: temporal.address })),
