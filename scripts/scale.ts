@@ -12,6 +12,7 @@
  * published with nobody receiving, into a conversation that continues as new every 20 events, so its
  * continue-as-new input carries the whole backlog; prints what became of the conversation.
  */
+import { maxWaitingMessages } from '../domain/run-state';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -24,6 +25,7 @@ import {
   historyEventBound,
   historyStats,
   manyMessages,
+  manyMessagesInTurns,
   manyNotifications,
   manyThreads,
   runHistories,
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     backlog: { type: 'string', default: '0' },
   },
 });
+const perTurn = 4_000;
 const sizes = {
   threads: Number(values.threads),
   messages: Number(values.messages),
@@ -162,7 +165,34 @@ async function main(): Promise<void> {
       allOk = reportHistories(outcome.histories) && allOk;
       reportMemory('threads', from);
     }
-    if (sizes.messages > 0) {
+    if (sizes.messages > maxWaitingMessages) {
+      // More than may wait for one turn (back-pressure): the thread takes them over several turns.
+      log(`\n== ${sizes.messages} messages to one thread over turns of ${perTurn} (default settings)`);
+      const from = rss.length;
+      const outcome = await manyMessagesInTurns({
+        client,
+        taskQueue,
+        messages: sizes.messages,
+        perTurn,
+        concurrency,
+        log,
+      });
+      const consumed = outcome.turnResults.flatMap((result) => result.split('\n'));
+      allOk =
+        check(
+          `every one of ${outcome.sent.length} messages consumed once, in seq order, over ${outcome.turnResults.length} turns`,
+          consumed.length === outcome.sent.length &&
+            consumed.every((content, index) => content === outcome.sent[index]),
+        ) && allOk;
+      allOk =
+        check(
+          `counters live ${outcome.counters.live} total ${outcome.counters.total}`,
+          outcome.counters.total === 1,
+        ) && allOk;
+      log(`  durations (s): ${JSON.stringify(outcome.durations)}`);
+      allOk = reportHistories(outcome.histories) && allOk;
+      reportMemory('messages', from);
+    } else if (sizes.messages > 0) {
       log(`\n== ${sizes.messages} messages to one thread, then one triggered turn (default settings)`);
       const from = rss.length;
       const outcome = await manyMessages({ client, taskQueue, messages: sizes.messages, concurrency, log });

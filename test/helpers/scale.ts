@@ -366,3 +366,68 @@ export async function manyNotifications(options: {
     durations: { totalS },
   };
 }
+
+export interface TurnsOutcome {
+  threadId: string;
+  /** Each consuming turn's result: the contents it took, in order. */
+  turnResults: string[];
+  sent: string[];
+  counters: { live: number; total: number };
+  histories: RunHistory[];
+  durations: { totalS: number };
+}
+
+/**
+ * One thread receives `messages` messages from the root over its life: `perTurn` wait at a time
+ * (below the mailbox back-pressure bound), then a triggered turn takes them; every turn's result lists
+ * what it consumed, so the caller can check each message was consumed once, in order.
+ */
+export async function manyMessagesInTurns(
+  options: RunScenarioOptions & { messages: number; perTurn: number },
+): Promise<TurnsOutcome> {
+  const { client, taskQueue, messages: count, perTurn } = options;
+  const log = options.log ?? (() => undefined);
+  const started = performance.now();
+  const service = await attachRun(client, taskQueue);
+  const root = service.rootControls();
+  const thread = await root.spawn({
+    task: 'collect messages',
+    name: 'collector',
+    kernel: {
+      type: 'scripted',
+      turns: [[{ type: 'reply', text: 'ready' }], [{ type: 'reply', text: '{{inbox}}' }]],
+    },
+  });
+  await untilTurns(service, thread.id, 1);
+  const sent: string[] = [];
+  const turnResults: string[] = [];
+  for (let from = 0; from < count; from += perTurn) {
+    const chunk = Math.min(perTurn, count - from);
+    const contents = await pool(chunk, options.concurrency ?? 8, async (offset) => {
+      const content = `m${from + offset}`;
+      const message = await root.sendMessage({ recipient: thread.id, content });
+      return { seq: message.seq, content };
+    });
+    const trigger = await root.sendMessage({ recipient: thread.id, content: `go${from}`, triggerTurn: true });
+    for (const { seq, content } of [...contents, { seq: trigger.seq, content: `go${from}` }])
+      sent[seq - 1] = content;
+    const turn = turnResults.length + 2;
+    const done = await untilTurns(service, thread.id, turn);
+    turnResults.push(done.latestTurn?.result ?? '');
+    log(`  sent ${from + chunk}/${count}, turn ${turn} consumed ${chunk + 1} (${seconds(started)} s)`);
+  }
+  const counters = await service.counters();
+  await service.shutdown();
+  const histories = [
+    ...(await runHistories(client, service.rootThreadId)),
+    ...(await runHistories(client, thread.id)),
+  ];
+  return {
+    threadId: thread.id,
+    turnResults,
+    sent,
+    counters,
+    histories,
+    durations: { totalS: seconds(started) },
+  };
+}
