@@ -13,6 +13,7 @@ import { newId, relatedId } from '../../domain/ids';
 import { mailboxQuery } from '../../domain/messages';
 import type { AgentThread, SpawnRequestInput } from '../../domain/schemas';
 import type { LogEntry } from './checker';
+import { eventually } from './runs';
 
 /** A small seeded PRNG (mulberry32): the same seed gives the same fault moments. */
 export function seededRandom(seed: number): () => number {
@@ -220,21 +221,23 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
   await options.settle?.();
 
   // Quiet down: every thread idle (its approvals answered), every acknowledged message delivered.
-  await until(
+  await eventually(
     async () =>
       (await retrying(() => root.listThreads())).filter((thread) => thread.id !== service.rootThreadId),
     (threads) =>
       threads.length === 3 &&
       threads.every((thread) => thread.status === 'idle' && thread.turnsStarted === thread.turnsCompleted),
     'every thread idle',
+    45_000,
   );
   const gc = (await root.listThreads()).find((thread) => thread.name === 'gc')!;
   for (const thread of [talker, echo, gc]) {
     const expected = log.filter((entry) => entry.type === 'send' && entry.recipient === thread.id).length;
-    const view = await until(
+    const view = await eventually(
       () => retrying(() => client.workflow.getHandle(thread.id).query(mailboxQuery)),
       (mailbox) => mailbox.received.length >= expected,
       `deliveries to ${thread.name}`,
+      45_000,
     );
     log.push({
       type: 'mailbox',
@@ -265,21 +268,5 @@ async function retrying<Value>(call: () => Promise<Value>, attempts = 60): Promi
       if (!transient || attempt >= attempts) throw error;
       await delay(500);
     }
-  }
-}
-
-async function until<Value>(
-  read: () => Promise<Value>,
-  accept: (value: Value) => boolean,
-  what: string,
-  timeoutMs = 45_000,
-): Promise<Value> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`gave up waiting for ${what}; last value: ${JSON.stringify(value)?.slice(0, 1500)}`);
-    await delay(250);
   }
 }
