@@ -121,7 +121,9 @@ export class ThreadControls {
     for (;;) {
       let answer: ThreadChanges;
       try {
-        answer = await executeUpdate(handle, watchThreadUpdate, [version], 'subscribeThread');
+        answer = await whenStarted(() =>
+          executeUpdate(handle, watchThreadUpdate, [version], 'subscribeThread'),
+        );
       } catch (error) {
         if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
         // The thread's workflow has ended: its final state is in the root run's registry.
@@ -149,7 +151,7 @@ export class ThreadControls {
     for (;;) {
       let first: TurnOutcome | null;
       try {
-        first = await executeUpdate(handle, firstTurnUpdate, [], 'subscribeFirstTurn');
+        first = await whenStarted(() => executeUpdate(handle, firstTurnUpdate, [], 'subscribeFirstTurn'));
       } catch (error) {
         if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
         first = (await this.loadThread(id))?.firstTurn ?? null;
@@ -174,5 +176,20 @@ export class ThreadControls {
   /** SPEC S3.7 (root scope only). */
   async takeRootMessages(): Promise<InterAgentMessage[]> {
     return executeUpdate(this.handle, takeRootMessagesUpdate, [this.scope], 'takeRootMessages');
+  }
+}
+
+/**
+ * Runs a call on a thread's own workflow, waiting while that workflow does not exist yet: a spawn
+ * returns once admitted, and the child workflow starts a moment later.
+ */
+async function whenStarted<Result>(call: () => Promise<Result>): Promise<Result> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof KitError && error.kind === ErrorKind.NotFound) || attempt >= 100) throw error;
+      await new Promise((done) => setTimeout(done, 100));
+    }
   }
 }

@@ -1,6 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
+import { ErrorKind, KitError } from '../domain/errors';
 import { toKitError } from './errors';
 
 /**
@@ -43,8 +44,35 @@ export async function executeUpdate<Result, Args extends unknown[]>(
       ) => Promise<Result>;
       return await update.call(handle, definition, { args, updateId });
     } catch (error) {
+      if (error instanceof Error && error.name === 'WorkflowNotFoundError')
+        throw await notFoundOrClosed(handle, error, context);
       if (attempt >= 20 || !refusedBeforeDelivery(error)) throw toKitError(error, context);
       await new Promise((done) => setTimeout(done, Math.min(2000, 50 * 2 ** attempt)));
     }
   }
+}
+
+/**
+ * An update to a workflow that is not running: Closed when the workflow exists but has ended (its
+ * controls are closed, SPEC S3.8), NotFound when there is no such workflow. The server's message does
+ * not say which reliably, so ask.
+ */
+async function notFoundOrClosed(handle: WorkflowHandle, error: Error, context: string): Promise<KitError> {
+  const ended = await handle.describe().then(
+    (description) => description.status.name !== 'RUNNING',
+    () => false,
+  );
+  return ended
+    ? new KitError(
+        ErrorKind.Closed,
+        `${context}: ${handle.workflowId} has ended: ${error.message}`,
+        undefined,
+        { cause: error },
+      )
+    : new KitError(
+        ErrorKind.NotFound,
+        `${context}: no workflow ${handle.workflowId}: ${error.message}`,
+        undefined,
+        { cause: error },
+      );
 }
