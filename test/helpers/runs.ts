@@ -29,7 +29,11 @@ export async function kitErrorOf(promise: Promise<unknown>): Promise<KitError> {
   return outcome.error;
 }
 
-/** Polls `read` until `accept` holds (the server is eventually consistent for some reads). */
+/**
+ * Polls `read` until `accept` holds (the server is eventually consistent for some reads, and a
+ * just-spawned thread's workflow may not exist yet: a failing read is retried until the deadline, and
+ * its last error is rethrown then).
+ */
 export async function eventually<Value>(
   read: () => Promise<Value>,
   accept: (value: Value) => boolean,
@@ -38,10 +42,17 @@ export async function eventually<Value>(
 ): Promise<Value> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`gave up waiting for ${what}; last value: ${JSON.stringify(value)?.slice(0, 2000)}`);
+    const outcome = await read().then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    if ('value' in outcome && accept(outcome.value)) return outcome.value;
+    if (Date.now() > deadline) {
+      if ('error' in outcome) throw outcome.error;
+      throw new Error(
+        `gave up waiting for ${what}; last value: ${JSON.stringify(outcome.value)?.slice(0, 2000)}`,
+      );
+    }
     await new Promise((done) => setTimeout(done, 200));
   }
 }
