@@ -28,7 +28,11 @@ export interface BenchReport {
     node: string;
     platform: string;
     temporal: string;
+    /** 1-minute load average when the run started (other work on the machine makes numbers noisy). */
+    loadAverage: number;
   };
+  /** The dev server's dynamic config (`devServerSettings`, or the server's own with `--stock-server`). */
+  serverSettings: Record<string, unknown>;
   config: object;
   results: OperationResult[];
   comparisons: Comparison[];
@@ -78,8 +82,10 @@ export function markdown(report: BenchReport): string {
   return [
     `# agents-kit benchmark — ${report.startedAt}`,
     '',
-    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, ${machine.temporal}. ` +
-      'Shared with other engineers’ test suites while it ran: numbers are noisy. Config: `' +
+    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, ${machine.temporal}, load average ${machine.loadAverage} at the start. ` +
+      'Server settings: `' +
+      JSON.stringify(report.serverSettings) +
+      '`. Config: `' +
       JSON.stringify(report.config) +
       '`.',
     '',

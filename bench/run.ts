@@ -3,12 +3,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { spawnSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createActivities } from '../activities';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
-import { dataDir, startDevServer } from '../scripts/temporal.cjs';
+import { dataDir, devServerSettings, startDevServer } from '../scripts/temporal.cjs';
 import { createAgentWorker } from '../workers/create-worker';
 import {
   interruptBenchmark,
@@ -30,14 +30,18 @@ import { compare, writeReport, type BenchReport } from './report';
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 /** Counts from flags (`--iterations 50`), then environment (`BENCH_ITERATIONS=50`), then defaults. */
-function readConfig(): BenchConfig {
+function readConfig(): BenchConfig & { stockServer: boolean } {
   const names = ['warmup', 'iterations', 'throughput-ops', 'concurrency', 'cost-ops', 'settle-ms'] as const;
   const { values } = parseArgs({
-    options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+    options: {
+      ...Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+      'stock-server': { type: 'boolean' as const },
+    },
     allowPositionals: false,
   });
+  const strings = values as Partial<Record<(typeof names)[number], string>>;
   const read = (name: (typeof names)[number], fallback: number, min: number): number => {
-    const raw = values[name] ?? process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
+    const raw = strings[name] ?? process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
     const value = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(value) || value < min)
       throw new Error(`--${name} must be an integer ≥ ${min}, got ${raw}`);
@@ -50,21 +54,29 @@ function readConfig(): BenchConfig {
     concurrency: read('concurrency', 4, 1),
     costOps: read('cost-ops', 5, 1),
     settleMs: read('settle-ms', 30, 0),
+    // The server's own transfer-queue read rate (20/s per shard) instead of ours, to show its effect.
+    stockServer: values['stock-server'] === true || process.env.BENCH_STOCK_SERVER === '1',
   };
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  const { stockServer, ...config } = readConfig();
+  const serverSettings = {
+    ...devServerSettings,
+    ...(stockServer ? { 'history.transferProcessorMaxPollRPS': 20 } : {}),
+  };
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const startedAt = new Date().toISOString();
+  const loadAverage = Math.round(loadavg()[0]! * 100) / 100;
   const runId = startedAt.replace(/[^0-9]/g, '').slice(0, 14);
   log(`config ${JSON.stringify(config)}`);
   const server = await startDevServer({
     dbFile: join(dataDir, `bench-${runId}`, 'temporal.sqlite'),
     headless: true,
     searchAttributes: searchAttributeRegistrations,
+    dynamicConfig: serverSettings,
   });
-  log(`dev server on ${server.address}`);
+  log(`dev server on ${server.address} with ${JSON.stringify(serverSettings)}`);
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
@@ -113,7 +125,9 @@ async function main(): Promise<void> {
         node: process.version,
         platform: `${process.platform}-${process.arch}`,
         temporal,
+        loadAverage,
       },
+      serverSettings,
       config,
       results,
       comparisons: compare(results),

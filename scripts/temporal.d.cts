@@ -13,6 +13,8 @@ export interface DevServerOptions {
   searchAttributes?: Record<string, string>;
   logLevel?: string;
   quiet?: boolean;
+  /** Overrides of `devServerSettings` (e.g. the server's own default, for a comparison). */
+  dynamicConfig?: Record<string, unknown>;
 }
 export interface DevServer {
   binary: string;
@@ -24,4 +26,6 @@ export interface DevServer {
   stop(): Promise<void>;
   exited: Promise<{ code: number | null; signal: string | null }>;
 }
+/** The dynamic config every dev server of ours starts with. */
+export declare const devServerSettings: Readonly<Record<string, unknown>>;
 export declare function startDevServer(options?: DevServerOptions): Promise<DevServer>;
