@@ -6,7 +6,8 @@ import { toKitError } from './errors';
 
 /**
  * Whether an update failed before the workflow saw it, so sending it again is safe: the server refused
- * the workflow task it rode on (it raced a continue-as-new), or the workflow had too many in flight.
+ * the workflow task it rode on (it raced a continue-as-new), or the workflow had too many in flight, or
+ * it aborted the update before accepting it.
  */
 function refusedBeforeDelivery(error: unknown): boolean {
   for (let current = error, hops = 0; current instanceof Error && hops < 6; current = current.cause, hops++) {
@@ -21,6 +22,9 @@ function refusedBeforeDelivery(error: unknown): boolean {
     if (code === 9 && /workflow task failure/i.test(current.message)) return true;
     if (code === 8) return true;
     if (code === 9 && /distinct updates/i.test(current.message)) return true;
+    // The server dropped an update it had not accepted yet (its speculative workflow task was lost to a
+    // concurrent event or a continue-as-new); an accepted update would be in history and deduplicated.
+    if (code === 14 && /update was aborted/i.test(current.message)) return true;
   }
   return false;
 }

@@ -59,8 +59,15 @@ const rss: number[] = [];
 const serverRss: number[] = [];
 let serverPid: number | undefined;
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+/** Workflows in the worker's cache right now (printed with every tenth sample). */
+let cachedWorkflows: () => number | undefined = () => undefined;
+const began = Date.now();
 const sample = () => {
   rss.push(process.memoryUsage().rss);
+  if (rss.length % 10 === 0)
+    log(
+      `  [${Math.round((Date.now() - began) / 1000)} s] worker RSS ${mib(rss.at(-1)!)} MiB, ${cachedWorkflows() ?? '?'} workflows cached`,
+    );
   const kib = serverPid ? /VmRSS:\s+(\d+)/.exec(safeRead(`/proc/${serverPid}/status`))?.[1] : undefined;
   serverRss.push(kib ? Number(kib) * 1024 : 0);
 };
@@ -128,6 +135,7 @@ async function main(): Promise<void> {
     activities: createActivities(),
   });
   const running = worker.run();
+  cachedWorkflows = () => worker.getStatus().numCachedWorkflows;
   sample();
   const concurrency = Number(values.concurrency);
   let allOk = true;

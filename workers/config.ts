@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { KitError, parseInput } from '../domain/errors';
+import { defaultMaxCachedWorkflows } from './create-worker';
 
 /** `host:port`, the form Temporal's gRPC frontend address takes. */
 const hostPort = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/;
@@ -31,6 +32,13 @@ export const EnvironmentConfig = z.object({
   TEMPORAL_TLS_CERT_PATH: filePath.optional(),
   TEMPORAL_TLS_KEY_PATH: filePath.optional(),
   AGENTS_KIT_TASK_QUEUE: TaskQueueName.default('agents-kit'),
+  /** Workflows a worker keeps in memory (each ~3 MB); the rest replay from history when they wake. */
+  AGENTS_KIT_MAX_CACHED_WORKFLOWS: z.coerce
+    .number({ error: 'expected a whole number from 1 to 100000' })
+    .int('expected a whole number from 1 to 100000')
+    .min(1, 'expected a whole number from 1 to 100000')
+    .max(100_000, 'expected a whole number from 1 to 100000')
+    .default(defaultMaxCachedWorkflows),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 

@@ -27,6 +27,7 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+      maxCachedWorkflows: config.AGENTS_KIT_MAX_CACHED_WORKFLOWS,
       activities: createActivities({ model }),
       ...(workflows ? { workflows } : {}),
     });

@@ -21,7 +21,9 @@ test('defaults apply when nothing is set, and empty values count as unset', () =
     TEMPORAL_ADDRESS: '127.0.0.1:7233',
     TEMPORAL_NAMESPACE: 'default',
     AGENTS_KIT_TASK_QUEUE: 'agents-kit',
+    AGENTS_KIT_MAX_CACHED_WORKFLOWS: 250,
   });
+  expect(loadConfig({ AGENTS_KIT_MAX_CACHED_WORKFLOWS: '120' }).AGENTS_KIT_MAX_CACHED_WORKFLOWS).toBe(120);
 });
 
 test('a full Temporal Cloud style configuration is accepted', () => {
@@ -39,7 +41,7 @@ test('a full Temporal Cloud style configuration is accepted', () => {
   ).toMatchObject({ TEMPORAL_ADDRESS: 'my-ns.a1b2c.tmprl.cloud:7233', TEMPORAL_TLS: 'true' });
 });
 
-test.each([
+test.each<[string, Record<string, string>, RegExp]>([
   ['TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'localhost' }, /TEMPORAL_ADDRESS: expected host:port/],
   ['TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'localhost:70000' }, /TEMPORAL_ADDRESS: .*65535/],
   ['TEMPORAL_NAMESPACE', { TEMPORAL_NAMESPACE: 'has space' }, /TEMPORAL_NAMESPACE: expected a Temporal/],
@@ -50,6 +52,11 @@ test.each([
     { AGENTS_KIT_TASK_QUEUE: 'queue with spaces' },
     /AGENTS_KIT_TASK_QUEUE: expected/,
   ],
+  ...['lots', '0', '2.5', '1000000'].map((value): [string, Record<string, string>, RegExp] => [
+    'AGENTS_KIT_MAX_CACHED_WORKFLOWS',
+    { AGENTS_KIT_MAX_CACHED_WORKFLOWS: value },
+    /AGENTS_KIT_MAX_CACHED_WORKFLOWS: expected a whole number/,
+  ]),
 ])('a bad %s is a Protocol error naming it', (variable, environment, message) => {
   const error = protocolError(() => loadConfig(environment));
   expect(error.message).toMatch(message);
