@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { sha256Hex, utf8Length } from './digest';
 import { ControlRequest, OutboxItem, ShutdownReport, ThreadLoopState, WatchSnapshot } from './control';
 import { ThreadId } from './ids';
-import { AgentLimits, AgentThread, DelegationGrant, InterAgentMessage } from './schemas';
+import { AgentLimits, AgentThread, DelegationGrant, InterAgentMessage, type TurnOutcome } from './schemas';
 
 /** What the host keeps per thread beyond its public shape: effective limits and subtree counters. */
 export const ThreadRecord = z
@@ -52,6 +53,68 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * A spawn request's fingerprint, for idempotency and reconcile: the SHA-256 of its canonical JSON, so a
+ * registry entry stays small whatever the task and instructions (runs before stored the JSON itself).
+ */
+export const fingerprintOf = (value: unknown): string => `sha256:${sha256Hex(canonicalJson(value))}`;
+
+/** Whether a stored fingerprint (digest, or the JSON runs before stored) is the fingerprint of `value`. */
+export const sameFingerprint = (stored: string, value: unknown): boolean =>
+  stored.startsWith('sha256:') ? stored === fingerprintOf(value) : stored === canonicalJson(value);
+
+/** Bytes of a value's JSON in UTF-8, as a payload carries it. */
+export const jsonBytes = (value: unknown): number => utf8Length(JSON.stringify(value));
+
+/**
+ * What a root run's registry may take of its continue-as-new input (Temporal refuses inputs over 2 MiB,
+ * and the rest of the root's state needs room too).
+ */
+export const registryBudgetBytes = 1_400_000;
+
+/** Text kept when a registry text is clipped to `limit` characters; says what happened and where the rest is. */
+export function clipText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  return `${text.slice(0, limit)}… [${text.length - limit} more characters clipped to keep the root run's state under Temporal's payload limit; the thread's conversation has the full text]`;
+}
+
+const clipOutcome = (outcome: TurnOutcome | undefined, limit: number): TurnOutcome | undefined =>
+  outcome && {
+    ...outcome,
+    ...(outcome.result === undefined ? {} : { result: clipText(outcome.result, limit) }),
+    ...(outcome.error ? { error: { ...outcome.error, message: clipText(outcome.error.message, limit) } } : {}),
+  };
+
+/** A record with its task and turn results clipped to `limit` characters (never the task below 200). */
+export function clipRecord(record: ThreadRecord, limit: number): ThreadRecord {
+  const { latestTurn, firstTurn, ...thread } = record.thread;
+  const latest = clipOutcome(latestTurn, limit);
+  const first = clipOutcome(firstTurn, limit);
+  return {
+    ...record,
+    thread: {
+      ...thread,
+      task: clipText(thread.task, Math.max(limit, 200)),
+      ...(latest ? { latestTurn: latest } : {}),
+      ...(first ? { firstTurn: first } : {}),
+    },
+  };
+}
+
+/**
+ * The snapshot as it may travel: unchanged while its registry fits `registryBudgetBytes`; otherwise the
+ * registry's task texts and turn results are clipped, less and less generously, until it fits. Nothing
+ * else is touched: admission refuses spawns whose records would not fit even fully clipped.
+ */
+export function fitRegistry(snapshot: RunSnapshot, budget = registryBudgetBytes): RunSnapshot {
+  if (jsonBytes(snapshot.records) <= budget) return snapshot;
+  for (const limit of [16_000, 4_000, 1_000, 200]) {
+    const records = snapshot.records.map((record) => clipRecord(record, limit));
+    if (jsonBytes(records) <= budget || limit === 200) return { ...snapshot, records };
+  }
+  return snapshot;
 }
 
 /** What a root run carries into its next run on continue-as-new. */

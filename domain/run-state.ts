@@ -15,7 +15,16 @@ import {
   TurnOutcome,
 } from './schemas';
 
-import { canonicalJson, RunSnapshot, type ThreadRecord } from './run-snapshot';
+import {
+  clipRecord,
+  fingerprintOf,
+  fitRegistry,
+  jsonBytes,
+  registryBudgetBytes,
+  RunSnapshot,
+  sameFingerprint,
+  type ThreadRecord,
+} from './run-snapshot';
 
 export { canonicalJson, RootResume, RunSnapshot, ThreadRecord } from './run-snapshot';
 
@@ -37,6 +46,9 @@ export interface Admission {
 /** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
 export const maxWaitingMessages = 5_000;
 
+/** A record's bytes fully clipped, plus its share of the request index and mailbox sequence entries. */
+const minimalBytes = (record: ThreadRecord) => jsonBytes(clipRecord(record, 200)) + 300;
+
 const denied = (message: string) => new KitError(ErrorKind.PermissionDenied, message);
 const quota = (message: string, details?: unknown) => new KitError(ErrorKind.QuotaExceeded, message, details);
 
@@ -54,13 +66,18 @@ export class RootRunState {
   private admissionOpen: boolean;
   private shutdownReport: ShutdownReport | undefined;
   private currentGrant: DelegationGrant;
+  /** What the registry takes with every text clipped as far as `fitRegistry` goes: admission keeps it in budget. */
+  private minimalRegistryBytes = 0;
   readonly rootId: ThreadId;
 
   constructor(snapshot: RunSnapshot) {
     this.currentGrant = snapshot.grant;
     this.rootId = snapshot.grant.rootThreadId;
     // Records are mutated in place (counters), so copy them: a snapshot must not share state with a run.
-    for (const record of snapshot.records) this.records.set(record.thread.id, { ...record });
+    for (const record of snapshot.records) {
+      this.records.set(record.thread.id, { ...record });
+      this.minimalRegistryBytes += minimalBytes(record);
+    }
     this.requestIndex = { ...snapshot.requestIndex };
     this.recipientSeq = { ...snapshot.recipientSeq };
     this.consumedSeq = { ...snapshot.consumedSeq };
@@ -124,8 +141,9 @@ export class RootRunState {
     });
   }
 
+  /** The state a next run starts from; the registry's texts are clipped if it would not fit (`fitRegistry`). */
   snapshot(): RunSnapshot {
-    return {
+    return fitRegistry({
       schemaVersion: 1,
       grant: this.grant,
       records: [...this.records.values()].map((record) => ({ ...record })),
@@ -135,7 +153,7 @@ export class RootRunState {
       rootMailbox: [...this.rootMailbox],
       admissionOpen: this.admissionOpen,
       ...(this.shutdownReport ? { shutdown: this.shutdownReport } : {}),
-    };
+    });
   }
 
   get grant(): DelegationGrant {
@@ -202,15 +220,11 @@ export class RootRunState {
     const request = parseInput(SpawnRequest, rawRequest, 'spawn request');
     const parent = this.caller(scope);
     const { requestId, ...body } = request;
-    const fingerprint = canonicalJson({
-      caller: parent.thread.id,
-      remoteTarget: placement.remoteTarget ?? null,
-      request: body,
-    });
+    const fingerprinted = { caller: parent.thread.id, remoteTarget: placement.remoteTarget ?? null, request: body };
     if (requestId) {
       const seen = this.requestIndex[requestId];
       if (seen) {
-        if (seen.fingerprint !== fingerprint) {
+        if (!sameFingerprint(seen.fingerprint, fingerprinted)) {
           throw new KitError(
             ErrorKind.Conflict,
             `request ${requestId} was already used for a different spawn request`,
@@ -311,6 +325,7 @@ export class RootRunState {
       createdAt: placement.now,
       updatedAt: placement.now,
     };
+    const fingerprint = fingerprintOf(fingerprinted);
     const record: ThreadRecord = {
       thread,
       limits,
@@ -320,6 +335,14 @@ export class RootRunState {
       fingerprint,
       ended: false,
     };
+    const bytes = minimalBytes(record);
+    if (this.minimalRegistryBytes + bytes > registryBudgetBytes) {
+      throw quota(
+        `root run ${this.rootId} holds ${this.records.size} threads: its registry would pass ${registryBudgetBytes} bytes, more than a continue-as-new can carry`,
+        { limit: 'registryBytes', value: registryBudgetBytes },
+      );
+    }
+    this.minimalRegistryBytes += bytes;
     this.records.set(thread.id, record);
     for (let ancestor: ThreadRecord | undefined = parent; ancestor; ancestor = this.parentOf(ancestor)) {
       ancestor.subtreeLive += 1;
@@ -329,9 +352,10 @@ export class RootRunState {
     return { record, existing: false, request };
   }
 
-  private fingerprint(caller: ThreadRecord, request: SpawnRequest, remoteTarget: string | undefined): string {
+  /** What a spawn request's fingerprint covers: the caller, the remote target and the body without its id. */
+  private fingerprinted(caller: ThreadRecord, request: SpawnRequest, remoteTarget: string | undefined): unknown {
     const { requestId: _requestId, ...body } = request;
-    return canonicalJson({ caller: caller.thread.id, remoteTarget: remoteTarget ?? null, request: body });
+    return { caller: caller.thread.id, remoteTarget: remoteTarget ?? null, request: body };
   }
 
   /** The remote target's task queue, or PermissionDenied for a target the grant does not register. */
@@ -591,7 +615,7 @@ export class RootRunState {
     const seen = this.requestIndex[requestId];
     if (!seen) {
       this.requestIndex[requestId] = {
-        fingerprint: this.fingerprint(caller, reconcile.request, reconcile.remoteTarget),
+        fingerprint: fingerprintOf(this.fingerprinted(caller, reconcile.request, reconcile.remoteTarget)),
         threadId: null,
       };
       for (let ancestor: ThreadRecord | undefined = caller; ancestor; ancestor = this.parentOf(ancestor))
@@ -599,7 +623,8 @@ export class RootRunState {
       return { result: { status: 'uncertain', reason: 'missing' }, toClose: [] };
     }
     const record = seen.threadId ? this.records.get(seen.threadId) : undefined;
-    if (!record || seen.fingerprint !== this.fingerprint(caller, reconcile.request, reconcile.remoteTarget)) {
+    const fingerprinted = this.fingerprinted(caller, reconcile.request, reconcile.remoteTarget);
+    if (!record || !sameFingerprint(seen.fingerprint, fingerprinted)) {
       return { result: { status: 'uncertain', reason: record ? 'different' : 'missing' }, toClose: [] };
     }
     if (!reconcile.reportedFailed)

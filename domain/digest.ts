@@ -1,0 +1,81 @@
+// SHA-256 in plain TypeScript: workflow code may not import node:crypto (it is not deterministic to the
+// sandbox), and the root run needs a fixed-size fingerprint of spawn requests (FIPS 180-4).
+
+const roundConstants = Uint32Array.from(
+  '428a2f98 71374491 b5c0fbcf e9b5dba5 3956c25b 59f111f1 923f82a4 ab1c5ed5 d807aa98 12835b01 243185be 550c7dc3 72be5d74 80deb1fe 9bdc06a7 c19bf174 e49b69c1 efbe4786 0fc19dc6 240ca1cc 2de92c6f 4a7484aa 5cb0a9dc 76f988da 983e5152 a831c66d b00327c8 bf597fc7 c6e00bf3 d5a79147 06ca6351 14292967 27b70a85 2e1b2138 4d2c6dfc 53380d13 650a7354 766a0abb 81c2c92e 92722c85 a2bfe8a1 a81a664b c24b8b70 c76c51a3 d192e819 d6990624 f40e3585 106aa070 19a4c116 1e376c08 2748774c 34b0bcb5 391c0cb3 4ed8aa4a 5b9cca4f 682e6ff3 748f82ee 78a5636f 84c87814 8cc70208 90befffa a4506ceb bef9a3f7 c67178f2'
+    .split(' ')
+    .map((word) => parseInt(word, 16)),
+);
+
+const rotate = (value: number, bits: number) => (value >>> bits) | (value << (32 - bits));
+
+/** UTF-8 bytes of a string (surrogate pairs joined; a lone surrogate becomes U+FFFD, as TextEncoder does). */
+export function utf8(text: string): number[] {
+  const bytes: number[] = [];
+  for (const character of text) {
+    let code = character.codePointAt(0)!;
+    if (code >= 0xd800 && code <= 0xdfff) code = 0xfffd;
+    if (code < 0x80) bytes.push(code);
+    else if (code < 0x800) bytes.push(0xc0 | (code >> 6), 0x80 | (code & 63));
+    else if (code < 0x10000) bytes.push(0xe0 | (code >> 12), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63));
+    else
+      bytes.push(
+        0xf0 | (code >> 18),
+        0x80 | ((code >> 12) & 63),
+        0x80 | ((code >> 6) & 63),
+        0x80 | (code & 63),
+      );
+  }
+  return bytes;
+}
+
+/** How many bytes a string takes in UTF-8 (what Temporal's payload limits count), without encoding it. */
+export function utf8Length(text: string): number {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) length += 1;
+    else if (code < 0x800) length += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      length += 4;
+      i++;
+    } else length += 3;
+  }
+  return length;
+}
+
+/** The SHA-256 digest of a string's UTF-8 bytes, as 64 lowercase hex digits. */
+export function sha256Hex(text: string): string {
+  const bytes = utf8(text);
+  const bitLength = bytes.length * 8;
+  bytes.push(0x80);
+  while (bytes.length % 64 !== 56) bytes.push(0);
+  for (let shift = 56; shift >= 0; shift -= 8) bytes.push(Math.floor(bitLength / 2 ** shift) & 0xff);
+  const hash = Uint32Array.from([
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+  ]);
+  const words = new Uint32Array(64);
+  for (let block = 0; block < bytes.length; block += 64) {
+    for (let i = 0; i < 16; i++) {
+      const at = block + i * 4;
+      words[i] = (bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!;
+    }
+    for (let i = 16; i < 64; i++) {
+      const w15 = words[i - 15]!;
+      const w2 = words[i - 2]!;
+      const s0 = rotate(w15, 7) ^ rotate(w15, 18) ^ (w15 >>> 3);
+      const s1 = rotate(w2, 17) ^ rotate(w2, 19) ^ (w2 >>> 10);
+      words[i] = (words[i - 16]! + s0 + words[i - 7]! + s1) | 0;
+    }
+    const v = Array.from(hash) as [number, number, number, number, number, number, number, number];
+    for (let i = 0; i < 64; i++) {
+      const [a, b, c, d, e, f, g, h] = v;
+      const choose = (e & f) ^ (~e & g);
+      const t1 = (h + (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) + choose + roundConstants[i]! + words[i]!) | 0;
+      const t2 = ((rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      v.splice(0, 8, (t1 + t2) | 0, a, b, c, (d + t1) | 0, e, f, g);
+    }
+    v.forEach((value, i) => (hash[i] = (hash[i]! + value) | 0));
+  }
+  return [...hash].map((word) => word.toString(16).padStart(8, '0')).join('');
+}
