@@ -102,6 +102,8 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       at: z.string(),
       /** Every message up to this sequence number is consumed by this turn. */
       consumedThroughSeq: z.number().int().min(0).optional(),
+      /** UTF-8 bytes of the contents of every message the thread has consumed, this turn included. */
+      consumedThroughBytes: z.number().int().min(0).optional(),
     })
     .strict(),
   z

@@ -36,7 +36,12 @@ export function utf8Length(text: string): number {
     const code = text.charCodeAt(i);
     if (code < 0x80) length += 1;
     else if (code < 0x800) length += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+    else if (
+      code >= 0xd800 &&
+      code <= 0xdbff &&
+      i + 1 < text.length &&
+      (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+    ) {
       length += 4;
       i++;
     } else length += 3;
@@ -71,7 +76,8 @@ export function sha256Hex(text: string): string {
     for (let i = 0; i < 64; i++) {
       const [a, b, c, d, e, f, g, h] = v;
       const choose = (e & f) ^ (~e & g);
-      const t1 = (h + (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) + choose + roundConstants[i]! + words[i]!) | 0;
+      const t1 =
+        (h + (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) + choose + roundConstants[i]! + words[i]!) | 0;
       const t2 = ((rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
       v.splice(0, 8, (t1 + t2) | 0, a, b, c, (d + t1) | 0, e, f, g);
     }

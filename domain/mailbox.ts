@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { utf8Length } from './digest';
 import { InterAgentMessage } from './schemas';
 
 /** A received message and the turn that consumed it (absent while it waits for a turn). */
@@ -12,12 +13,27 @@ export const MailboxSnapshot = z
     ready: z.array(MailboxEntry),
     consumedLog: z.array(MailboxEntry),
     receivedCount: z.number().int().min(0),
+    /** UTF-8 bytes of every message content released in order so far (runs before this did not count). */
+    releasedBytes: z.number().int().min(0).default(0),
   })
   .strict();
 export type MailboxSnapshot = z.infer<typeof MailboxSnapshot>;
 
-/** How many consumed messages the mailbox remembers for inspection. */
+/** How many consumed messages the mailbox remembers for inspection, and how much of each one's content. */
 const consumedLogLimit = 1000;
+const consumedLogContent = 200;
+
+/** A consumed message as the log keeps it: long contents are cut, so the log stays small in the snapshot. */
+const logged = (entry: MailboxEntry): MailboxEntry =>
+  entry.content.length <= consumedLogContent
+    ? entry
+    : {
+        ...entry,
+        content: `${entry.content.slice(0, consumedLogContent)}… [${entry.content.length - consumedLogContent} more characters, consumed in turn ${entry.consumedInTurn}]`,
+      };
+
+/** What a message counts for in the waiting-bytes bound: its content's UTF-8 size. */
+export const messageBytes = (message: { content: string }): number => utf8Length(message.content);
 
 /**
  * A thread's inbox (SPEC S4.3): accepts messages in any arrival order and releases them exactly once,
@@ -29,6 +45,7 @@ export class Mailbox {
   private ready: MailboxEntry[];
   private consumedLog: MailboxEntry[];
   private receivedCount: number;
+  private releasedByteCount: number;
 
   constructor(snapshot?: MailboxSnapshot) {
     this.nextSeq = snapshot?.nextSeq ?? 1;
@@ -36,6 +53,7 @@ export class Mailbox {
     this.ready = [...(snapshot?.ready ?? [])];
     this.consumedLog = [...(snapshot?.consumedLog ?? [])];
     this.receivedCount = snapshot?.receivedCount ?? 0;
+    this.releasedByteCount = snapshot?.releasedBytes ?? 0;
   }
 
   /** Accepts a delivery; returns the messages it made ready (in order), possibly none. */
@@ -47,6 +65,7 @@ export class Mailbox {
       this.early.delete(this.nextSeq);
       this.nextSeq += 1;
       this.receivedCount += 1;
+      this.releasedByteCount += messageBytes(next);
       this.ready.push(next);
       released.push(next);
     }
@@ -57,7 +76,7 @@ export class Mailbox {
   take(turn: number): InterAgentMessage[] {
     const taken = this.ready.map((message) => ({ ...message, consumedInTurn: turn }));
     this.ready = [];
-    this.consumedLog = [...this.consumedLog, ...taken].slice(-consumedLogLimit);
+    this.consumedLog = [...this.consumedLog, ...taken.map(logged)].slice(-consumedLogLimit);
     return taken.map(({ consumedInTurn: _turn, ...message }) => message);
   }
 
@@ -72,6 +91,11 @@ export class Mailbox {
   /** The highest sequence number released in order so far. */
   get releasedThrough(): number {
     return this.nextSeq - 1;
+  }
+
+  /** UTF-8 bytes of every message content released in order so far (the root's back-pressure counts them). */
+  get releasedBytes(): number {
+    return this.releasedByteCount;
   }
 
   get hasReady(): boolean {
@@ -89,6 +113,7 @@ export class Mailbox {
       ready: [...this.ready],
       consumedLog: [...this.consumedLog],
       receivedCount: this.receivedCount,
+      releasedBytes: this.releasedByteCount,
     };
   }
 }

@@ -36,6 +36,9 @@ export const RunSnapshot = z
     recipientSeq: z.record(z.string(), z.number().int().min(0)),
     /** Per recipient, the sequence number its turns have consumed through (for mailbox back-pressure). */
     consumedSeq: z.record(z.string(), z.number().int().min(0)).default({}),
+    /** Per recipient, UTF-8 bytes of message content sent to it, and consumed by its turns (back-pressure). */
+    sentBytes: z.record(z.string(), z.number().int().min(0)).default({}),
+    consumedBytes: z.record(z.string(), z.number().int().min(0)).default({}),
     rootMailbox: z.array(InterAgentMessage),
     admissionOpen: z.boolean(),
     shutdown: ShutdownReport.optional(),
@@ -84,7 +87,9 @@ const clipOutcome = (outcome: TurnOutcome | undefined, limit: number): TurnOutco
   outcome && {
     ...outcome,
     ...(outcome.result === undefined ? {} : { result: clipText(outcome.result, limit) }),
-    ...(outcome.error ? { error: { ...outcome.error, message: clipText(outcome.error.message, limit) } } : {}),
+    ...(outcome.error
+      ? { error: { ...outcome.error, message: clipText(outcome.error.message, limit) } }
+      : {}),
   };
 
 /** A record with its task and turn results clipped to `limit` characters (never the task below 200). */

@@ -1,4 +1,5 @@
 import { ErrorKind, KitError, parseInput } from './errors';
+import { messageBytes } from './mailbox';
 import { parseId, relatedId, type ThreadId } from './ids';
 import type { ReconcileRequest, ReconcileResult, ShutdownReport } from './control';
 import {
@@ -45,6 +46,11 @@ export interface Admission {
 
 /** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
 export const maxWaitingMessages = 5_000;
+/**
+ * How many bytes of message content may wait for one thread's next turn (Temporal refuses a
+ * continue-as-new input over 2 MiB). One message is always taken when nothing waits.
+ */
+export const maxWaitingBytes = 512 * 1024;
 
 /** A record's bytes fully clipped, plus its share of the request index and mailbox sequence entries. */
 const minimalBytes = (record: ThreadRecord) => jsonBytes(clipRecord(record, 200)) + 300;
@@ -62,6 +68,8 @@ export class RootRunState {
   private readonly requestIndex: RunSnapshot['requestIndex'];
   private readonly recipientSeq: RunSnapshot['recipientSeq'];
   private readonly consumedSeq: RunSnapshot['consumedSeq'];
+  private readonly sentBytes: RunSnapshot['sentBytes'];
+  private readonly consumedBytes: RunSnapshot['consumedBytes'];
   private rootMailbox: InterAgentMessage[];
   private admissionOpen: boolean;
   private shutdownReport: ShutdownReport | undefined;
@@ -81,6 +89,8 @@ export class RootRunState {
     this.requestIndex = { ...snapshot.requestIndex };
     this.recipientSeq = { ...snapshot.recipientSeq };
     this.consumedSeq = { ...snapshot.consumedSeq };
+    this.sentBytes = { ...snapshot.sentBytes };
+    this.consumedBytes = { ...snapshot.consumedBytes };
     this.rootMailbox = [...snapshot.rootMailbox];
     this.admissionOpen = snapshot.admissionOpen;
     this.shutdownReport = snapshot.shutdown;
@@ -136,6 +146,8 @@ export class RootRunState {
       requestIndex: {},
       recipientSeq: {},
       consumedSeq: {},
+      sentBytes: {},
+      consumedBytes: {},
       rootMailbox: [],
       admissionOpen: true,
     });
@@ -150,6 +162,8 @@ export class RootRunState {
       requestIndex: { ...this.requestIndex },
       recipientSeq: { ...this.recipientSeq },
       consumedSeq: { ...this.consumedSeq },
+      sentBytes: { ...this.sentBytes },
+      consumedBytes: { ...this.consumedBytes },
       rootMailbox: [...this.rootMailbox],
       admissionOpen: this.admissionOpen,
       ...(this.shutdownReport ? { shutdown: this.shutdownReport } : {}),
@@ -220,7 +234,11 @@ export class RootRunState {
     const request = parseInput(SpawnRequest, rawRequest, 'spawn request');
     const parent = this.caller(scope);
     const { requestId, ...body } = request;
-    const fingerprinted = { caller: parent.thread.id, remoteTarget: placement.remoteTarget ?? null, request: body };
+    const fingerprinted = {
+      caller: parent.thread.id,
+      remoteTarget: placement.remoteTarget ?? null,
+      request: body,
+    };
     if (requestId) {
       const seen = this.requestIndex[requestId];
       if (seen) {
@@ -353,7 +371,11 @@ export class RootRunState {
   }
 
   /** What a spawn request's fingerprint covers: the caller, the remote target and the body without its id. */
-  private fingerprinted(caller: ThreadRecord, request: SpawnRequest, remoteTarget: string | undefined): unknown {
+  private fingerprinted(
+    caller: ThreadRecord,
+    request: SpawnRequest,
+    remoteTarget: string | undefined,
+  ): unknown {
     const { requestId: _requestId, ...body } = request;
     return { caller: caller.thread.id, remoteTarget: remoteTarget ?? null, request: body };
   }
@@ -402,10 +424,10 @@ export class RootRunState {
         `thread ${recipient.thread.path} is ${recipient.thread.status}: it takes no more messages`,
       );
     }
-    const waiting =
-      recipient.thread.id === this.rootId
-        ? this.rootMailbox.length
-        : (this.recipientSeq[recipient.thread.id] ?? 0) - (this.consumedSeq[recipient.thread.id] ?? 0);
+    const toRoot = recipient.thread.id === this.rootId;
+    const waiting = toRoot
+      ? this.rootMailbox.length
+      : (this.recipientSeq[recipient.thread.id] ?? 0) - (this.consumedSeq[recipient.thread.id] ?? 0);
     if (waiting >= maxWaitingMessages) {
       // Back-pressure instead of loss: every waiting message travels in the recipient's state.
       throw quota(
@@ -413,6 +435,20 @@ export class RootRunState {
         { limit: 'waitingMessages', value: maxWaitingMessages },
       );
     }
+    const bytes = messageBytes(request);
+    const waitingBytes = toRoot
+      ? this.rootMailbox.reduce((sum, message) => sum + messageBytes(message), 0)
+      : Math.max(
+          0,
+          (this.sentBytes[recipient.thread.id] ?? 0) - (this.consumedBytes[recipient.thread.id] ?? 0),
+        );
+    if (waiting > 0 && waitingBytes + bytes > maxWaitingBytes) {
+      throw quota(
+        `${recipient.thread.path} already has ${waitingBytes} bytes of messages waiting for its next turn (limit ${maxWaitingBytes}): send one with triggerTurn, or wait`,
+        { limit: 'waitingBytes', value: maxWaitingBytes },
+      );
+    }
+    if (!toRoot) this.sentBytes[recipient.thread.id] = (this.sentBytes[recipient.thread.id] ?? 0) + bytes;
     const seq = (this.recipientSeq[recipient.thread.id] ?? 0) + 1;
     this.recipientSeq[recipient.thread.id] = seq;
     const message: InterAgentMessage = {
@@ -458,9 +494,20 @@ export class RootRunState {
   }
 
   /** A turn of `threadId` started. Events about terminal threads or older turns are ignored. */
-  turnStarted(threadId: string, turn: number, at: string, consumedThroughSeq?: number): void {
-    if (consumedThroughSeq !== undefined) {
-      this.consumedSeq[threadId] = Math.max(this.consumedSeq[threadId] ?? 0, consumedThroughSeq);
+  turnStarted(
+    threadId: string,
+    turn: number,
+    at: string,
+    consumed: { seq?: number | undefined; bytes?: number | undefined } = {},
+  ): void {
+    if (consumed.seq !== undefined) {
+      this.consumedSeq[threadId] = Math.max(this.consumedSeq[threadId] ?? 0, consumed.seq);
+    }
+    if (consumed.bytes !== undefined) {
+      this.consumedBytes[threadId] = Math.max(this.consumedBytes[threadId] ?? 0, consumed.bytes);
+    } else if (consumed.seq !== undefined && consumed.seq >= (this.recipientSeq[threadId] ?? 0)) {
+      // A thread on code that does not count bytes: once it consumed every message, nothing waits.
+      this.consumedBytes[threadId] = this.sentBytes[threadId] ?? 0;
     }
     const record = this.records.get(threadId);
     if (!record || isTerminal(record.thread.status) || turn <= record.thread.turnsStarted) return;

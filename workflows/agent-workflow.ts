@@ -127,6 +127,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
           turn,
           at,
           consumedThroughSeq: mailbox.releasedThrough,
+          consumedThroughBytes: mailbox.releasedBytes,
         });
       },
       turnEnded: (outcome, nextStatus) => {

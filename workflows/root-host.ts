@@ -278,7 +278,10 @@ export class RootHost {
   applyEvent(event: ThreadEvent): void {
     switch (event.type) {
       case 'turn-start':
-        return this.state.turnStarted(event.threadId, event.turn, event.at, event.consumedThroughSeq);
+        return this.state.turnStarted(event.threadId, event.turn, event.at, {
+          seq: event.consumedThroughSeq,
+          bytes: event.consumedThroughBytes,
+        });
       case 'turn-end':
         return this.state.turnEnded(event.threadId, event.outcome, event.nextStatus);
       case 'thread-end':

@@ -14,7 +14,11 @@ const long = (seed: string, length: number) => seed.repeat(Math.ceil(length / se
 test('a small run’s snapshot carries every text as it was', () => {
   const state = newRun();
   const thread = spawn(state, state.rootId, { task: 'short task' });
-  state.turnEnded(thread.id, { turn: 1, status: 'completed', result: 'short result', tokens: 0, endedAt: now }, 'idle');
+  state.turnEnded(
+    thread.id,
+    { turn: 1, status: 'completed', result: 'short result', tokens: 0, endedAt: now },
+    'idle',
+  );
   const record = state.snapshot().records.find((entry) => entry.thread.id === thread.id)!;
   expect(record.thread.task).toBe('short task');
   expect(record.thread.latestTurn?.result).toBe('short result');
@@ -40,7 +44,9 @@ test('long results are clipped in the snapshot only as far as it needs to fit, w
   expect(jsonBytes(snapshot.records)).toBeLessThanOrEqual(registryBudgetBytes);
   expect(jsonBytes(snapshot)).toBeLessThan(twoMiB);
   const record = snapshot.records.find((entry) => entry.thread.id === threads[0]!.id)!;
-  expect(record.thread.firstTurn?.result).toMatch(/^result 1 result 1 .*… \[\d+ more characters clipped .* conversation has the full text\]$/);
+  expect(record.thread.firstTurn?.result).toMatch(
+    /^result 1 result 1 .*… \[\d+ more characters clipped .* conversation has the full text\]$/,
+  );
   expect(record.thread.latestTurn?.result?.startsWith('result 2 ')).toBe(true);
   expect(record.thread.task.startsWith('task 0 task 0')).toBe(true);
   // The live state keeps the full texts; a run restored from the snapshot works on and fits again.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../domain/errors';
 import { newId } from '../../domain/ids';
-import { maxWaitingMessages, RootRunState, RunSnapshot } from '../../domain/run-state';
+import { maxWaitingBytes, maxWaitingMessages, RootRunState, RunSnapshot } from '../../domain/run-state';
 import type { TurnOutcome } from '../../domain/schemas';
 import { durableSnapshot, kitErrorOf, newRun, now, restored, scopeOf, spawn } from '../helpers/run-state';
 
@@ -617,9 +617,81 @@ describe('mailbox back-pressure', () => {
     expect(refused.kind).toBe(ErrorKind.QuotaExceeded);
     expect(refused.message).toMatch(/5000 messages waiting for its next turn/);
     expect(state.snapshot().recipientSeq[child.id]).toBe(maxWaitingMessages);
-    state.turnStarted(child.id, 2, now, maxWaitingMessages);
+    state.turnStarted(child.id, 2, now, { seq: maxWaitingMessages });
     expect(send().seq).toBe(maxWaitingMessages + 1);
     // The consumed mark survives continue-as-new.
     expect(restored(state).snapshot().consumedSeq[child.id]).toBe(maxWaitingMessages);
+  });
+
+  test('a recipient with maxWaitingBytes of content unconsumed refuses more until a turn reports them consumed', () => {
+    const state = newRun();
+    const child = spawn(state, state.rootId, { task: 'collect' });
+    const send = (content: string) =>
+      state.prepareMessage(
+        scopeOf(state),
+        { recipient: child.id, content },
+        newId('message', randomUUID),
+        now,
+      );
+    const big = 'é'.repeat(50_000); // 100,000 bytes in UTF-8
+    for (let index = 0; index < 5; index++) send(big);
+    const refused = kitErrorOf(() => send(big));
+    expect(refused.kind).toBe(ErrorKind.QuotaExceeded);
+    expect(refused.details).toEqual({ limit: 'waitingBytes', value: maxWaitingBytes });
+    expect(refused.message).toMatch(/500000 bytes of messages waiting/);
+    expect(state.snapshot().recipientSeq[child.id]).toBe(5);
+    send('a short one still fits');
+    // The thread's turn took everything through seq 6 (its mailbox counted the bytes); room again.
+    state.turnStarted(child.id, 2, now, { seq: 6, bytes: 500_000 + 22 });
+    for (let index = 0; index < 5; index++) send(big);
+    expect(kitErrorOf(() => send(big)).kind).toBe(ErrorKind.QuotaExceeded);
+    // Carried through continue-as-new.
+    expect(
+      kitErrorOf(() =>
+        restored(state).prepareMessage(
+          scopeOf(state),
+          { recipient: child.id, content: big },
+          newId('message', randomUUID),
+          now,
+        ),
+      ).kind,
+    ).toBe(ErrorKind.QuotaExceeded);
+  });
+
+  test('one message of any allowed size is taken when nothing waits, and a thread that reports no bytes frees them by consuming all', () => {
+    const state = newRun();
+    const child = spawn(state, state.rootId, { task: 'collect' });
+    const send = (content: string) =>
+      state.prepareMessage(
+        scopeOf(state),
+        { recipient: child.id, content },
+        newId('message', randomUUID),
+        now,
+      );
+    const huge = '✓'.repeat(100_000); // 300,000 bytes
+    send(huge);
+    send(huge.slice(0, 70_000));
+    expect(kitErrorOf(() => send('x'.repeat(20_000))).kind).toBe(ErrorKind.QuotaExceeded);
+    state.turnStarted(child.id, 2, now, { seq: 2 }); // an agent on code that does not count bytes
+    expect(send(huge).seq).toBe(3);
+  });
+
+  test('the root mailbox is bounded by bytes too', () => {
+    const state = newRun();
+    const child = spawn(state, state.rootId, { task: 'report' });
+    const report = (content: string) =>
+      state.prepareMessage(
+        scopeOf(state, child.id),
+        { recipient: state.rootId, content },
+        newId('message', randomUUID),
+        now,
+      );
+    for (let index = 0; index < 5; index++) report('r'.repeat(100_000));
+    expect(kitErrorOf(() => report('r'.repeat(100_000))).details).toEqual({
+      limit: 'waitingBytes',
+      value: maxWaitingBytes,
+    });
+    expect(state.takeRootMessages(scopeOf(state))).toHaveLength(5);
+    expect(report('r'.repeat(100_000)).seq).toBe(6);
   });
 });

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { ThreadControls } from '../../client/thread-service';
+import { KitError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { mailboxQuery } from '../../domain/messages';
 import { searchAttributes } from '../../domain/search-attributes';
@@ -216,6 +217,44 @@ describe('messages (S4.3, S3.7)', () => {
       [2, 2],
     ]);
   });
+
+  test('large messages waiting for one thread are bounded by bytes (QuotaExceeded); the next turn takes them all and frees the room', async () => {
+    const service = await attachRun(temporal.client, taskQueue);
+    const root = service.rootControls();
+    const reader = await root.spawn({
+      task: 'read long mail',
+      kernel: script([{ type: 'reply', text: 'ready' }], [{ type: 'reply', text: 'read them' }]),
+    });
+    await untilTurns(service, reader.id, 1);
+    const page = (index: number) => `${index}:${'long message '.repeat(7_690)}`; // ~100 KB each
+    const sent: string[] = [];
+    let refusal: unknown;
+    while (refusal === undefined && sent.length < 20) {
+      const content = page(sent.length);
+      refusal = await root.sendMessage({ recipient: reader.id, content }).then(
+        () => void sent.push(content),
+        (error: unknown) => error,
+      );
+    }
+    if (!(refusal instanceof KitError)) throw new Error(`expected a refusal, got ${String(refusal)}`);
+    expect(refusal.kind).toBe('QuotaExceeded');
+    expect(refusal.details).toEqual({ limit: 'waitingBytes', value: 512 * 1024 });
+    expect(sent).toHaveLength(5);
+    await root.sendMessage({ recipient: reader.id, content: 'last', triggerTurn: true });
+    expect((await untilTurns(service, reader.id, 2)).latestTurn?.result).toBe('read them');
+    // The turn reported the bytes it consumed: the room is back.
+    const again = await eventually(
+      () => root.sendMessage({ recipient: reader.id, content: page(99) }),
+      (message) => message.seq === 7,
+      'a send accepted after the turn',
+    );
+    expect(again.seq).toBe(7);
+    // The consumed log keeps only the start of each long message.
+    const { received } = await temporal.client.workflow.getHandle(reader.id).query(mailboxQuery);
+    expect(received.slice(0, 6).map((message) => message.consumedInTurn)).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(received[0]?.content).toMatch(/^0:long message .*… \[\d+ more characters, consumed in turn 2\]$/);
+    expect(received[0]!.content.length).toBeLessThan(300);
+  }, 120_000);
 
   test('takeRootMessages drains in order, once; the sender stays in the envelope', async () => {
     const service = await attachRun(temporal.client, taskQueue);
