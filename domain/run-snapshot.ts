@@ -77,10 +77,18 @@ export const jsonBytes = (value: unknown): number => utf8Length(JSON.stringify(v
  */
 export const registryBudgetBytes = 1_400_000;
 
-/** Text kept when a registry text is clipped to `limit` characters; says what happened and where the rest is. */
-export function clipText(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  return `${text.slice(0, limit)}… [${text.length - limit} more characters clipped to keep the root run's state under Temporal's payload limit; the thread's conversation has the full text]`;
+const clipNote = /… \[\d+ more characters clipped in [^\]]*\]$/;
+/** A text clipped before to at most `limit` characters (clipping is idempotent). */
+const alreadyClipped = (text: string, limit: number) =>
+  clipNote.test(text) && text.lastIndexOf('… [') <= limit;
+
+/**
+ * The first `limit` characters of a text and a note on what was cut and where the full text is (the
+ * thread's conversation); `what` says where it was cut. Unchanged when it fits.
+ */
+export function clipText(text: string, limit: number, what = "the root run's registry"): string {
+  if (text.length <= limit || alreadyClipped(text, limit)) return text;
+  return `${text.slice(0, limit)}… [${text.length - limit} more characters clipped in ${what} to stay under Temporal's payload limit; the thread's conversation has the full text]`;
 }
 
 const clipOutcome = (outcome: TurnOutcome | undefined, limit: number): TurnOutcome | undefined =>

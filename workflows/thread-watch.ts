@@ -2,12 +2,27 @@ import { condition, setHandler } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { ThreadChange, ThreadChanges, WatchSnapshot } from '../domain/control';
 import { parseInput } from '../domain/errors';
+import { clipText } from '../domain/run-snapshot';
 import { firstTurnUpdate, watchThreadUpdate } from '../domain/messages';
 import { isTerminal, type AgentThread, type TurnOutcome } from '../domain/schemas';
 import { guarded } from './failures';
 
 /** How many recent changes a thread keeps for subscribers that fall behind. */
 const changeLogLimit = 64;
+/**
+ * How much of an older change's turn result is kept: the log travels in the thread's continue-as-new
+ * input, and 64 long model answers would pass Temporal's 2 MiB limit. The latest change keeps it all.
+ */
+const olderResultLimit = 2_000;
+
+const withClippedResult = (change: ThreadChange): ThreadChange => {
+  const result = change.latestTurn?.result;
+  if (!change.latestTurn || result === undefined || result.length <= olderResultLimit) return change;
+  return {
+    ...change,
+    latestTurn: { ...change.latestTurn, result: clipText(result, olderResultLimit, 'an older change') },
+  };
+};
 /** How long one long-poll waits before answering "nothing new": it must not hold an update slot forever. */
 const pollMs = 20_000;
 
@@ -22,7 +37,9 @@ export class ThreadWatch {
   private releasing = false;
 
   constructor(snapshot?: WatchSnapshot) {
-    this.changes = [...(snapshot?.changes ?? [])];
+    this.changes = (snapshot?.changes ?? []).map((change, index, all) =>
+      index === all.length - 1 ? change : withClippedResult(change),
+    );
     this.firstTurn = snapshot?.firstTurn;
   }
 
@@ -49,7 +66,8 @@ export class ThreadWatch {
       ...(thread.latestTurn ? { latestTurn: thread.latestTurn } : {}),
       at: thread.updatedAt,
     };
-    this.changes = [...this.changes, change].slice(-changeLogLimit);
+    // Every change but the latest keeps only the start of its turn's result (clipping is idempotent).
+    this.changes = [...this.changes.slice(1 - changeLogLimit).map(withClippedResult), change];
   }
 
   /** Ends every pending poll now (their callers poll again, on the next run after continue-as-new). */
