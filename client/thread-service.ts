@@ -24,7 +24,6 @@ import {
 } from '../domain/messages';
 import type { RunSnapshot } from '../domain/run-state';
 import {
-  AgentSpec,
   DelegationGrant,
   RootRunInput,
   type AgentThread,
@@ -91,7 +90,7 @@ export class ThreadService {
     const rootThreadId = options.rootThreadId
       ? parseId('thread', options.rootThreadId, 'rootThreadId')
       : newId('thread', randomUUID);
-    const spec = parseInput(AgentSpec, options.root, 'root');
+    const spec = parseInput(RootRunInput.shape.spec, options.root, 'root');
     const grant = parseInput(
       DelegationGrant,
       { ...options.grant, rootThreadId: options.grant.rootThreadId ?? rootThreadId },

@@ -20,7 +20,8 @@ function refusedBeforeDelivery(error: unknown): boolean {
     )
       return true;
     if (code === 9 && /workflow task failure/i.test(current.message)) return true;
-    if (code === 8) return true;
+    // Too many updates in flight is worth a retry; a message too large for the server never is.
+    if (code === 8 && !/larger than max|size limit|too large/i.test(current.message)) return true;
     if (code === 9 && /distinct updates/i.test(current.message)) return true;
     // The server dropped an update it had not accepted yet (its speculative workflow task was lost to a
     // concurrent event or a continue-as-new); an accepted update would be in history and deduplicated.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { utf8Length } from './digest';
 import { ConversationId, MessageId, NotificationId, RequestId, ThreadId } from './ids';
 
 /** A thread's lifecycle (SPEC S4.9): pending → running ⇄ idle → completed | failed | cancelled. */
@@ -114,16 +115,34 @@ export type AgentSpec = z.infer<typeof AgentSpec>;
 export type AgentSpecInput = z.input<typeof AgentSpec>;
 
 /** SPEC S4.1. The caller's identity is never part of the request: it comes from the scope. */
-export const SpawnRequest = AgentSpec.extend({
+/**
+ * Largest agent spec or spawn request, in UTF-8 bytes of its JSON. It travels in workflow commands and
+ * state: Temporal refuses a payload over 2 MiB and a workflow task's whole answer over 4 MiB, and a
+ * root run that cannot answer its task is stuck.
+ */
+export const maxSpecBytes = 512 * 1024;
+
+/** Refines a spec-carrying schema to at most {@link maxSpecBytes}; the issue names the size. */
+export function fitsSpecBytes(value: unknown, context: z.RefinementCtx): void {
+  const bytes = utf8Length(JSON.stringify(value));
+  if (bytes > maxSpecBytes)
+    context.addIssue({
+      code: 'custom',
+      message: `${bytes} bytes is over the ${maxSpecBytes}-byte limit for a spec (task, instructions, kernel and history together)`,
+    });
+}
+
+const spawnRequestObject = AgentSpec.extend({
   requestId: RequestId.optional(),
   fork: ForkMode.default({ type: 'none' }),
   limits: AgentLimits.partial().strict().optional(),
 }).strict();
+export const SpawnRequest = spawnRequestObject.superRefine(fitsSpecBytes);
 export type SpawnRequest = z.infer<typeof SpawnRequest>;
 export type SpawnRequestInput = z.input<typeof SpawnRequest>;
 
 /** SPEC S4.2: a spawn onto the worker fleet of a remote target registered in the grant. */
-export const RemoteSpawnRequest = SpawnRequest.extend({ target: name }).strict();
+export const RemoteSpawnRequest = spawnRequestObject.extend({ target: name }).strict().superRefine(fitsSpecBytes);
 export type RemoteSpawnRequest = z.infer<typeof RemoteSpawnRequest>;
 export type RemoteSpawnRequestInput = z.input<typeof RemoteSpawnRequest>;
 
@@ -278,7 +297,7 @@ export type DelegationGrantInput = z.input<typeof DelegationGrant>;
 export const RootRunInput = z
   .object({
     rootThreadId: ThreadId,
-    spec: AgentSpec,
+    spec: AgentSpec.superRefine(fitsSpecBytes),
     grant: DelegationGrant,
     taskQueue: z.string().min(1).max(200),
     /** How long shutdown waits for every thread to confirm its end before reporting it unconfirmed. */

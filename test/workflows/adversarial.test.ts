@@ -8,7 +8,9 @@ import {
   resolveNotification,
 } from '../../client/conversations';
 import { ThreadControls, ThreadService } from '../../client/thread-service';
+import { executeUpdate } from '../../client/updates';
 import { ErrorKind } from '../../domain/errors';
+import { spawnUpdate } from '../../domain/messages';
 import { newId, relatedId } from '../../domain/ids';
 import { randomUUID } from 'node:crypto';
 import { approvalBody } from '../helpers/conversations';
@@ -24,6 +26,17 @@ beforeAll(async () => {
 afterAll(async () => temporal?.close());
 
 const twoMiB = 'x'.repeat(2 * 1024 * 1024 + 1);
+// 30 turns of 80 KB replies: every text is within its own limit, the whole spec is not (and would stall
+// the root: its workflow task's answer would pass Temporal's 4 MiB message limit).
+// Over the spec limit but small enough that the rejection, which echoes the request, fits a task's answer.
+const mediumScript = {
+  type: 'scripted' as const,
+  turns: Array.from({ length: 7 }, () => [{ type: 'reply' as const, text: 'y'.repeat(80_000) }]),
+};
+const bigScript = {
+  type: 'scripted' as const,
+  turns: Array.from({ length: 30 }, () => [{ type: 'reply' as const, text: 'y'.repeat(80_000) }]),
+};
 
 test('forged ids, wrong types, out-of-scope calls, reused request ids and huge payloads change nothing', async () => {
   const service = await attachRun(temporal.client, taskQueue, { grant: { owner: 'tests', maxTotal: 5 } });
@@ -50,6 +63,26 @@ test('forged ids, wrong types, out-of-scope calls, reused request ids and huge p
     ['name with bad characters', root.spawn({ task: 't', name: '../x' }), ErrorKind.Protocol],
     ['task over 2 MiB', root.spawn({ task: twoMiB }), ErrorKind.Protocol],
     ['message over 2 MiB', root.sendMessage({ recipient: child.id, content: twoMiB }), ErrorKind.Protocol],
+    [
+      'spec over its byte limit (many steps)',
+      root.spawn({ task: 't', kernel: bigScript }),
+      ErrorKind.Protocol,
+    ],
+    [
+      'spec over its byte limit, sent past the client checks',
+      executeUpdate(
+        service.handle,
+        spawnUpdate,
+        [root.scope, { task: 't', kernel: mediumScript } as never],
+        'spawn',
+      ),
+      ErrorKind.Protocol,
+    ],
+    [
+      'root spec over its byte limit',
+      attachRun(temporal.client, taskQueue, { root: { task: 't', kernel: bigScript } }),
+      ErrorKind.Protocol,
+    ],
     [
       'forged recipient',
       root.sendMessage({ recipient: newId('thread', randomUUID), content: 'x' }),

@@ -143,3 +143,43 @@ test('a steady stream of updates cannot hold the root back from continuing-as-ne
   );
   expect(await service.counters()).toMatchObject({ live: 1, total: 1 });
 }, 300_000);
+
+test('long answers turn after turn: every continue-as-new input stays under 2 MiB and the latest answer is whole (S7.5)', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const answer = (turn: number) => `answer ${turn}: ${'a long model answer '.repeat(4_000)}`; // ~80 KB
+  const writer = await root.spawn({
+    task: 'answer at length',
+    name: 'writer',
+    kernel: {
+      type: 'scripted',
+      // The last script repeats for every later turn: 30 answers of ~80 KB from a 160 KB spec.
+      turns: [[{ type: 'reply', text: answer(1) }], [{ type: 'reply', text: answer(2) }]],
+    },
+  });
+  for (let turn = 1; turn <= 30; turn++) {
+    if (turn > 1) await root.sendMessage({ recipient: writer.id, content: `go ${turn}`, triggerTurn: true });
+    await untilTurns(service, writer.id, turn);
+  }
+  const latest = (await root.loadThread(writer.id))!;
+  expect(latest.latestTurn?.result).toBe(answer(2));
+  expect(latest.latestTurn?.turn).toBe(30);
+  expect(latest.firstTurn?.result).toBe(answer(1));
+  // Every run of the agent and the root that continued as new carried an input under Temporal's limit.
+  let continued = 0;
+  for (const workflowId of [writer.id, service.rootThreadId]) {
+    for await (const execution of temporal.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+      const events =
+        (await temporal.client.workflow.getHandle(workflowId, execution.runId).fetchHistory()).events ?? [];
+      const next = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
+      if (!next) continue;
+      continued++;
+      const bytes = (next.input?.payloads ?? []).reduce(
+        (sum, payload) => sum + (payload.data?.length ?? 0),
+        0,
+      );
+      expect(bytes).toBeLessThan(2 * 1024 * 1024);
+    }
+  }
+  expect(continued).toBeGreaterThanOrEqual(2);
+}, 300_000);
