@@ -126,6 +126,10 @@ export const ConversationSummary = z
     closed: z.boolean(),
     refusedAfterClose: z.number().int().min(0),
     generation: z.number().int().min(0),
+    /** Page workflows holding part of the backlog (counted in `backlogSize`). */
+    pages: z.number().int().min(0).optional(),
+    /** Backlog items not in the conversation workflow's own state: in pages, or spilled toward one. */
+    pagedItems: z.number().int().min(0).optional(),
   })
   .strict();
 export type ConversationSummary = z.infer<typeof ConversationSummary>;
