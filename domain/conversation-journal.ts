@@ -93,7 +93,7 @@ export class ConversationJournal {
     private readonly limits?: PagingLimits,
   ) {
     this.remembered = new Set(state.recentNotificationIds);
-    this.backlog = new PagedBacklog(state, limits);
+    this.backlog = new PagedBacklog(state, limits, () => this.state.lease?.deliveredThrough ?? 0);
     for (const resolution of state.resolutions) this.resolutionBytes += serializedBytes(resolution);
   }
 
@@ -217,7 +217,9 @@ export class ConversationJournal {
   /** Whether a receive by `receiverId` after `afterSeq` would answer now rather than wait. */
   hasNewsFor(receiverId: string, afterSeq: number): boolean {
     if (this.state.lease?.receiverId !== receiverId) return true;
-    return (this.state.closed && this.backlog.allHeld) || this.backlog.nextAfter(afterSeq) !== undefined;
+    return (
+      (this.state.closed && this.backlog.pageCount === 0) || this.backlog.nextAfter(afterSeq) !== undefined
+    );
   }
 
   /** Extends the lease of its holder; Conflict when `receiverId` no longer holds it. */
@@ -240,8 +242,8 @@ export class ConversationJournal {
       );
     }
     const next = this.backlog.nextAfter(afterSeq);
-    // Nothing here yet while a page loads: `idle`, so the receiver polls again.
-    if (!next && !(this.state.closed && this.backlog.allHeld)) return { type: 'idle' };
+    // Nothing here while the next page loads: `idle`, so the receiver polls again (even when closed).
+    if (!next && !(this.state.closed && this.backlog.pageCount === 0)) return { type: 'idle' };
     this.acknowledgeThrough(afterSeq);
     if (!next) return { type: 'end' };
     this.requireLease(receiverId).deliveredThrough = Math.max(lease.deliveredThrough, next.notification.seq);

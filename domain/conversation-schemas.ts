@@ -128,7 +128,7 @@ export const ConversationSummary = z
     generation: z.number().int().min(0),
     /** Page workflows holding part of the backlog (counted in `backlogSize`). */
     pages: z.number().int().min(0).optional(),
-    /** Backlog items not in the conversation workflow's own state: in pages, or spilled toward one. */
+    /** Backlog items held by page workflows rather than the conversation workflow itself. */
     pagedItems: z.number().int().min(0).optional(),
   })
   .strict();

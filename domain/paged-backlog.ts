@@ -20,29 +20,31 @@ const isInteraction = (entry: JournalEntry): boolean => entry.notification.body.
 /**
  * A conversation's backlog in seq order, held partly in its own state and, with {@link PagingLimits},
  * partly in pages (SPEC S5.2, S7.3). Once the items held here pass the high-water mark, new passive items
- * go to the spill, which is cut into pages ({@link cutPage}) for page workflows; when the deliverable
- * items drain below the low-water mark (half the high-water mark) the oldest page is asked for
- * ({@link pageToRequest}) and merged back when it arrives; with no page left the spill comes back.
- * Nothing at or past the oldest paged seq is deliverable, so order holds.
+ * go to the spill, which is cut into pages ({@link cutPage}) for page workflows. When what lies ahead of
+ * the receiver here drops below the low-water mark (half the high-water mark), the oldest page is asked
+ * for ({@link pageToRequest}) and merged back when it arrives. Nothing at or past the oldest page's first
+ * seq is deliverable, so order holds; with no page out, the spill (less than a page) is read in place.
  *
  * Interactions are never paged: resolving and settling one needs its thread, kind and mirror at hand
  * (S5.4, S5.9), and they are few (each waits for a person and times out as denied). One published while
  * paging stays here, behind the pages, and is delivered once the items before it are.
  */
 export class PagedBacklog {
+  /** `readFrom` is the last seq the current receiver got (0 for none): what lies ahead is read next. */
   constructor(
     private readonly state: BacklogState,
-    private readonly limits?: PagingLimits,
+    private readonly limits: PagingLimits | undefined,
+    private readonly readFrom: () => number,
   ) {}
 
   /** Every item, wherever it is. */
   get size(): number {
-    return this.state.backlog.length + this.pagedItems;
+    return this.state.backlog.length + this.state.spill.length + this.pagedItems;
   }
 
-  /** Items not held here: in the spill or in pages. */
+  /** Items held by page workflows. */
   get pagedItems(): number {
-    return this.state.spill.length + this.state.pages.reduce((sum, page) => sum + page.count, 0);
+    return this.state.pages.reduce((sum, page) => sum + page.count, 0);
   }
 
   get pageCount(): number {
@@ -54,33 +56,25 @@ export class PagedBacklog {
     return this.state.backlog;
   }
 
-  /** Whether nothing is paged out (so an empty read here is the end of the backlog). */
-  get allHeld(): boolean {
-    return this.state.pages.length === 0 && this.state.spill.length === 0;
-  }
-
   /** Adds the newest item: behind any spill or page (order), or to the spill past the high-water mark. */
   append(entry: JournalEntry): void {
     const spilling =
       this.limits &&
       !isInteraction(entry) &&
-      (!this.allHeld || this.heldBytes(Infinity) >= this.limits.highWaterBytes);
+      (this.state.pages.length > 0 ||
+        this.state.spill.length > 0 ||
+        this.heldBytes() >= this.limits.highWaterBytes);
     (spilling ? this.state.spill : this.state.backlog).push(entry);
-    this.refill();
   }
 
-  /** The first deliverable item with seq > afterSeq (binary search: the backlog is in seq order). */
+  /** The first deliverable item with seq > afterSeq: held here, or in the spill when no page is out. */
   nextAfter(afterSeq: number): JournalEntry | undefined {
-    const backlog = this.state.backlog;
-    let low = 0;
-    let high = backlog.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (backlog[middle]!.notification.seq <= afterSeq) low = middle + 1;
-      else high = middle;
-    }
-    const next = backlog[low];
-    return next && next.notification.seq < this.pagedFrom() ? next : undefined;
+    const held = firstAfter(this.state.backlog, afterSeq);
+    const oldestPage = this.state.pages[0];
+    if (oldestPage) return held && held.notification.seq < oldestPage.firstSeq ? held : undefined;
+    const spilled = firstAfter(this.state.spill, afterSeq);
+    if (!held || !spilled) return held ?? spilled;
+    return held.notification.seq < spilled.notification.seq ? held : spilled;
   }
 
   /** Drops passive items at or before `seq`; interactions stay until resolved. */
@@ -90,14 +84,15 @@ export class PagedBacklog {
     while (end < backlog.length && backlog[end]!.notification.seq <= seq) end++;
     const keptInteractions = backlog.slice(0, end).filter(isInteraction);
     backlog.splice(0, end, ...keptInteractions);
-    this.refill();
+    // The spill holds passive items only; with a page out, none of it was delivered.
+    if (this.state.pages.length === 0)
+      this.state.spill = this.state.spill.filter((entry) => entry.notification.seq > seq);
   }
 
   /** Removes an item held here (a resolved or settled interaction). */
   remove(entry: JournalEntry): void {
     const index = this.state.backlog.indexOf(entry);
     if (index >= 0) this.state.backlog.splice(index, 1);
-    this.refill();
   }
 
   /** Whether the spill holds a page's worth, for {@link cutPage}. */
@@ -140,10 +135,21 @@ export class PagedBacklog {
     this.state.spill.unshift(...entries);
   }
 
-  /** The page to ask for now: the oldest, once the deliverable items are below the low-water mark. */
+  /**
+   * The page to ask for now: the oldest, once the items ahead of the receiver here (deliverable, after
+   * what it last got) weigh less than the low-water mark. Measured ahead of the receiver, not over all
+   * items held, so unresolved interactions or a large unacknowledged item cannot hold pages back forever.
+   */
   pageToRequest(): PageRef | undefined {
     const oldest = this.state.pages[0];
-    return oldest && this.belowLowWater() ? oldest : undefined;
+    if (!oldest || !this.limits) return undefined;
+    let ahead = 0;
+    for (const entry of this.state.backlog) {
+      const seq = entry.notification.seq;
+      if (seq >= oldest.firstSeq) break;
+      if (seq > this.readFrom()) ahead += serializedBytes(entry);
+    }
+    return ahead < this.limits.highWaterBytes / 2 ? oldest : undefined;
   }
 
   /**
@@ -155,33 +161,22 @@ export class PagedBacklog {
     if (index < 0) return false;
     this.state.pages.splice(index, 1);
     this.state.backlog = mergeBySeq(this.state.backlog, entries);
-    this.refill();
     return true;
   }
 
-  /** With no pages left, the spill comes back here once the deliverable items are below the low-water mark. */
-  private refill(): void {
-    if (this.state.pages.length > 0 || this.state.spill.length === 0 || !this.belowLowWater()) return;
-    this.state.backlog = mergeBySeq(this.state.backlog, this.state.spill);
-    this.state.spill = [];
+  private heldBytes(): number {
+    return this.state.backlog.reduce((sum, entry) => sum + serializedBytes(entry), 0);
   }
+}
 
-  /** The lowest seq not held here (oldest page, else spill): nothing at or past it is deliverable yet. */
-  private pagedFrom(): number {
-    return this.state.pages[0]?.firstSeq ?? this.state.spill[0]?.notification.seq ?? Infinity;
+/** The first entry with seq > afterSeq (binary search: entries are in seq order). */
+function firstAfter(entries: readonly JournalEntry[], afterSeq: number): JournalEntry | undefined {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (entries[middle]!.notification.seq <= afterSeq) low = middle + 1;
+    else high = middle;
   }
-
-  private belowLowWater(): boolean {
-    return this.limits !== undefined && this.heldBytes(this.pagedFrom()) < this.limits.highWaterBytes / 2;
-  }
-
-  /** Bytes of the items held here with seq below `beforeSeq`. */
-  private heldBytes(beforeSeq: number): number {
-    let bytes = 0;
-    for (const entry of this.state.backlog) {
-      if (entry.notification.seq >= beforeSeq) break;
-      bytes += serializedBytes(entry);
-    }
-    return bytes;
-  }
+  return entries[low];
 }
