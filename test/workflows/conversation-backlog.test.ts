@@ -1,6 +1,7 @@
 // SPEC S5.2 / S7.3: a receiver far behind. The backlog past a high-water mark is paged into page
 // workflows, so every continue-as-new input stays bounded by bytes, and one receiver later gets it all.
 import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import {
   conversationSummary,
@@ -12,7 +13,12 @@ import type { NotificationBody } from '../../domain/schemas';
 import { approvalBody, label, messageBody, newConversation, receiveMany } from '../helpers/conversations';
 import { eventually } from '../helpers/runs';
 import { runHistories } from '../helpers/scale';
-import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import {
+  connectTestTemporal,
+  uniqueTaskQueue,
+  workflowBundlePath,
+  type TestTemporal,
+} from '../helpers/temporal';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('conversation-backlog');
@@ -138,3 +144,42 @@ test('S7.3: 3,000 unreceived notifications are paged out, every continue-as-new 
     `[measure] ${total} notifications (${Math.round(backlogBytes / 1024)} KiB) through ${finished.length} pages and ${inputs.length} runs in ${elapsedMs} ms; largest run input ${Math.round(Math.max(...inputs) / 1024)} KiB\n`,
   );
 }, 600_000);
+
+test('S7.4: histories of a paging conversation and of its page workflows replay without non-determinism', async () => {
+  const { conversationId } = newConversation();
+  started.push(conversationId);
+  const settings = { continueAsNewAfterEvents: 100, backlogHighWaterBytes: 2 * 1024, pageBytes: 1024 };
+  await publishNotifications(
+    temporal.client,
+    conversationId,
+    Array.from({ length: 100 }, (_, index) => ({ body: messageBody(String(index)) })),
+    { taskQueue, settings },
+  );
+  const receiver = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+  });
+  expect((await receiveMany(receiver, 100)).map(label)).toEqual(
+    Array.from({ length: 100 }, (_, index) => String(index)),
+  );
+  await receiver.dispose();
+  const pages = await eventually(
+    () => pageWorkflows(temporal.client, conversationId),
+    (found) => found.length > 0 && found.every((page) => page.status === 'COMPLETED'),
+    'completed page workflows',
+  );
+  const runs = await runHistories(temporal.client, conversationId);
+  for (const { workflowId, runId } of [
+    ...runs,
+    ...pages.slice(0, 2).map((page) => ({ ...page, runId: undefined })),
+  ]) {
+    const history = await temporal.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: workflowBundlePath() } },
+      history,
+      workflowId,
+    );
+  }
+  process.stderr.write(
+    `[measure] replayed ${runs.length} conversation runs and 2 of ${pages.length} pages\n`,
+  );
+}, 300_000);
