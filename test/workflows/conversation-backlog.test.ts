@@ -167,6 +167,10 @@ test('S7.4: histories of a paging conversation and of its page workflows replay 
     (found) => found.length > 0 && found.every((page) => page.status === 'COMPLETED'),
     'completed page workflows',
   );
+  // Idle once everything is read: no page work left, no continue-as-new churn.
+  const idle = await conversationSummary(temporal.client, conversationId);
+  await new Promise((done) => setTimeout(done, 3_000));
+  expect((await conversationSummary(temporal.client, conversationId)).generation).toBe(idle.generation);
   const runs = await runHistories(temporal.client, conversationId);
   for (const { workflowId, runId } of [
     ...runs,
