@@ -11,18 +11,22 @@ import {
 } from './conversation-schemas';
 import { ErrorKind, KitError, parseInput } from './errors';
 import { ConversationId, NotificationId, relatedId } from './ids';
+import {
+  JournalEntry,
+  PageRef,
+  rememberedResolutionBytes,
+  serializedBytes,
+  type PagingLimits,
+} from './conversation-pages';
+import { PagedBacklog } from './paged-backlog';
 import { ConversationNotification } from './schemas';
+
+export { JournalEntry } from './conversation-pages';
 
 /** How many notification ids are remembered to drop re-published duplicates (a retried publisher). */
 export const rememberedNotificationIds = 2_000;
 /** How many resolutions are kept for idempotent re-resolves; older ones are forgotten first. */
 export const rememberedResolutions = 10_000;
-
-/** One backlog item; `mirroredTo` names the root conversation an interaction was mirrored to (S5.9). */
-export const JournalEntry = z
-  .object({ notification: ConversationNotification, mirroredTo: ConversationId.optional() })
-  .strict();
-export type JournalEntry = z.infer<typeof JournalEntry>;
 
 /** Everything a conversation carries through continue-as-new. Versioned so later runs can migrate it. */
 export const ConversationJournalSnapshot = z
@@ -37,6 +41,10 @@ export const ConversationJournalSnapshot = z
     closed: z.boolean(),
     refusedAfterClose: z.number().int().min(0),
     recentNotificationIds: z.array(NotificationId),
+    /** Passive items newer than every page, waiting to fill the next page (added with paging; optional). */
+    spill: z.array(JournalEntry).default(() => []),
+    /** The pages of the backlog, oldest first; all older than `spill`. */
+    pages: z.array(PageRef).default(() => []),
   })
   .strict();
 export type ConversationJournalSnapshot = z.infer<typeof ConversationJournalSnapshot>;
@@ -70,33 +78,52 @@ function sameAnswer(left: InteractionAnswer, right: InteractionAnswer): boolean 
  * The backlog holds every passive item not yet acknowledged and every interaction not yet resolved,
  * in seq order. A receiver session reads the backlog from its start; receiving item n acknowledges the
  * passive items the session received before it; interactions leave only when resolved.
+ *
+ * With {@link PagingLimits} the backlog is paged ({@link PagedBacklog}): the snapshot stays bounded by
+ * bytes however far the receiver falls behind.
  */
 export class ConversationJournal {
   private readonly remembered: Set<string>;
+  private resolutionBytes = 0;
+  /** The backlog, held here or in pages; the workflow cuts and requests its pages. */
+  readonly backlog: PagedBacklog;
 
-  private constructor(private readonly state: ConversationJournalSnapshot) {
+  private constructor(
+    private readonly state: ConversationJournalSnapshot,
+    private readonly limits?: PagingLimits,
+  ) {
     this.remembered = new Set(state.recentNotificationIds);
+    this.backlog = new PagedBacklog(state, limits, () => this.state.lease?.deliveredThrough ?? 0);
+    for (const resolution of state.resolutions) this.resolutionBytes += serializedBytes(resolution);
   }
 
-  /** An empty journal for a new conversation. */
-  static create(conversationId: ConversationId): ConversationJournal {
-    return new ConversationJournal({
-      schemaVersion: 1,
-      conversationId,
-      lastSeq: 0,
-      acknowledgedThrough: 0,
-      backlog: [],
-      lease: null,
-      resolutions: [],
-      closed: false,
-      refusedAfterClose: 0,
-      recentNotificationIds: [],
-    });
+  /** An empty journal for a new conversation; `limits` turns paging on. */
+  static create(conversationId: ConversationId, limits?: PagingLimits): ConversationJournal {
+    return new ConversationJournal(
+      {
+        schemaVersion: 1,
+        conversationId,
+        lastSeq: 0,
+        acknowledgedThrough: 0,
+        backlog: [],
+        lease: null,
+        resolutions: [],
+        closed: false,
+        refusedAfterClose: 0,
+        recentNotificationIds: [],
+        spill: [],
+        pages: [],
+      },
+      limits,
+    );
   }
 
   /** Restores a journal from a snapshot (validated: a malformed snapshot is a Protocol error). */
-  static fromSnapshot(snapshot: unknown): ConversationJournal {
-    return new ConversationJournal(parseInput(ConversationJournalSnapshot, snapshot, 'journal snapshot'));
+  static fromSnapshot(snapshot: unknown, limits?: PagingLimits): ConversationJournal {
+    return new ConversationJournal(
+      parseInput(ConversationJournalSnapshot, snapshot, 'journal snapshot'),
+      limits,
+    );
   }
 
   get conversationId(): ConversationId {
@@ -115,6 +142,8 @@ export class ConversationJournal {
       resolutions: [...this.state.resolutions],
       recentNotificationIds: [...this.state.recentNotificationIds],
       lease: this.state.lease && { ...this.state.lease },
+      spill: [...this.state.spill],
+      pages: this.state.pages.map((page) => ({ ...page })),
     };
   }
 
@@ -157,7 +186,7 @@ export class ConversationJournal {
         body.type === 'interaction' && mirroredTo && mirroredTo !== this.state.conversationId
           ? mirroredTo
           : undefined;
-      this.state.backlog.push(mirrorTarget ? { notification, mirroredTo: mirrorTarget } : { notification });
+      this.backlog.append(mirrorTarget ? { notification, mirroredTo: mirrorTarget } : { notification });
       accepted.push(notification);
     }
     return { seqs: accepted.map((notification) => notification.seq), duplicates, accepted };
@@ -188,7 +217,9 @@ export class ConversationJournal {
   /** Whether a receive by `receiverId` after `afterSeq` would answer now rather than wait. */
   hasNewsFor(receiverId: string, afterSeq: number): boolean {
     if (this.state.lease?.receiverId !== receiverId) return true;
-    return this.state.closed || this.nextAfter(afterSeq) !== undefined;
+    return (
+      (this.state.closed && this.backlog.pageCount === 0) || this.backlog.nextAfter(afterSeq) !== undefined
+    );
   }
 
   /** Extends the lease of its holder; Conflict when `receiverId` no longer holds it. */
@@ -210,8 +241,9 @@ export class ConversationJournal {
         { fields: ['afterSeq'] },
       );
     }
-    const next = this.nextAfter(afterSeq);
-    if (!next && !this.state.closed) return { type: 'idle' };
+    const next = this.backlog.nextAfter(afterSeq);
+    // Nothing here while the next page loads: `idle`, so the receiver polls again (even when closed).
+    if (!next && !(this.state.closed && this.backlog.pageCount === 0)) return { type: 'idle' };
     this.acknowledgeThrough(afterSeq);
     if (!next) return { type: 'end' };
     this.requireLease(receiverId).deliveredThrough = Math.max(lease.deliveredThrough, next.notification.seq);
@@ -228,7 +260,7 @@ export class ConversationJournal {
   /** Closes the conversation (idempotent): publishing is refused; receivers drain, then end (S5.6). */
   close(): CloseResult {
     this.state.closed = true;
-    return { closed: true, backlogSize: this.state.backlog.length };
+    return { closed: true, backlogSize: this.backlog.size };
   }
 
   /**
@@ -251,8 +283,7 @@ export class ConversationJournal {
       }
       return { resolution: earlier, firstTime: false };
     }
-    const index = this.state.backlog.findIndex((entry) => interactionOf(entry)?.requestId === requestId);
-    const entry = this.state.backlog[index];
+    const entry = this.findInteraction(requestId);
     const interaction = entry && interactionOf(entry);
     if (!entry || !interaction) {
       throw new KitError(
@@ -277,7 +308,7 @@ export class ConversationJournal {
       answer,
       resolvedAt,
     };
-    this.state.backlog.splice(index, 1);
+    this.backlog.remove(entry);
     this.addResolution(resolution);
     return { resolution, firstTime: true, ...(entry.mirroredTo ? { mirroredTo: entry.mirroredTo } : {}) };
   }
@@ -286,21 +317,19 @@ export class ConversationJournal {
   settle(resolution: InteractionResolution): boolean {
     if (this.findResolution(resolution.requestId)) return false;
     this.addResolution(resolution);
-    const index = this.state.backlog.findIndex(
-      (entry) => interactionOf(entry)?.requestId === resolution.requestId,
-    );
-    if (index >= 0) this.state.backlog.splice(index, 1);
-    return index >= 0;
+    const entry = this.findInteraction(resolution.requestId);
+    if (entry) this.backlog.remove(entry);
+    return entry !== undefined;
   }
 
   /** Counts, lease and closed flag for queries. */
   summary(generation: number): ConversationSummary {
-    const pendingInteractions = this.state.backlog.filter(isInteraction).length;
+    const pendingInteractions = this.backlog.held.filter(isInteraction).length;
     return {
       conversationId: this.state.conversationId,
       lastSeq: this.state.lastSeq,
       acknowledgedThrough: this.state.acknowledgedThrough,
-      backlogSize: this.state.backlog.length,
+      backlogSize: this.backlog.size,
       pendingInteractions,
       resolvedInteractions: this.state.resolutions.length,
       leaseHolder: this.state.lease?.receiverId ?? null,
@@ -308,12 +337,14 @@ export class ConversationJournal {
       closed: this.state.closed,
       refusedAfterClose: this.state.refusedAfterClose,
       generation,
+      pages: this.backlog.pageCount,
+      pagedItems: this.backlog.pagedItems,
     };
   }
 
   /** Every item still in the backlog, in seq order (for tests and inspection). */
   backlogItems(): ConversationNotification[] {
-    return this.state.backlog.map((entry) => entry.notification);
+    return this.backlog.held.map((entry) => entry.notification);
   }
 
   private requireLease(receiverId: string): ReceiverLease {
@@ -328,37 +359,32 @@ export class ConversationJournal {
     );
   }
 
-  /** The first backlog entry with seq > afterSeq (binary search: the backlog is in seq order). */
-  private nextAfter(afterSeq: number): JournalEntry | undefined {
-    const backlog = this.state.backlog;
-    let low = 0;
-    let high = backlog.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (backlog[middle]!.notification.seq <= afterSeq) low = middle + 1;
-      else high = middle;
-    }
-    return backlog[low];
-  }
-
-  /** Drops passive items at or before `seq`; interactions stay until resolved. */
+  /** Acknowledges passive items at or before `seq` (S5.4). */
   private acknowledgeThrough(seq: number): void {
     if (seq <= this.state.acknowledgedThrough) return;
     this.state.acknowledgedThrough = seq;
-    const backlog = this.state.backlog;
-    let end = 0;
-    while (end < backlog.length && backlog[end]!.notification.seq <= seq) end++;
-    const keptInteractions = backlog.slice(0, end).filter(isInteraction);
-    backlog.splice(0, end, ...keptInteractions);
+    this.backlog.acknowledgeThrough(seq);
+  }
+
+  /** Interactions are never paged, so one still pending is held here. */
+  private findInteraction(requestId: string): JournalEntry | undefined {
+    return this.backlog.held.find((entry) => interactionOf(entry)?.requestId === requestId);
   }
 
   private findResolution(requestId: string): InteractionResolution | undefined {
     return this.state.resolutions.find((resolution) => resolution.requestId === requestId);
   }
 
+  /** Remembers a resolution; the oldest are forgotten past the count (and, when paging, the byte) bound. */
   private addResolution(resolution: InteractionResolution): void {
     this.state.resolutions.push(resolution);
-    if (this.state.resolutions.length > rememberedResolutions) this.state.resolutions.shift();
+    this.resolutionBytes += serializedBytes(resolution);
+    const tooMany = () =>
+      this.state.resolutions.length > rememberedResolutions ||
+      (this.limits !== undefined && this.resolutionBytes > rememberedResolutionBytes);
+    while (this.state.resolutions.length > 1 && tooMany()) {
+      this.resolutionBytes -= serializedBytes(this.state.resolutions.shift()!);
+    }
   }
 
   private remember(id: NotificationId): void {

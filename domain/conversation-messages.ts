@@ -13,6 +13,7 @@ import type {
   ReleaseReceiverRequest,
   ResolveNotificationRequest,
 } from './conversation-schemas';
+import type { PageDelivery } from './conversation-pages';
 
 // Wire names are stable: renaming one breaks running conversations and recorded histories.
 
@@ -40,3 +41,7 @@ export const interactionAnsweredSignal = defineSignal<[InteractionAnswered]>('in
 export const interactionSettledSignal = defineSignal<[InteractionResolution]>('interaction-settled');
 /** Counts, lease holder and closed flag of a conversation. */
 export const conversationSummaryQuery = defineQuery<ConversationSummary, []>('conversation-summary');
+/** Sent by a conversation to one of its page workflows: send me your entries (S7.3). */
+export const pageRequestSignal = defineSignal<[]>('conversation-page-request');
+/** Sent by a page workflow to its conversation (by workflow id, so to the latest run) with its entries. */
+export const pageDeliveredSignal = defineSignal<[PageDelivery]>('conversation-page-delivered');

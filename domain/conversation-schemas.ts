@@ -126,6 +126,10 @@ export const ConversationSummary = z
     closed: z.boolean(),
     refusedAfterClose: z.number().int().min(0),
     generation: z.number().int().min(0),
+    /** Page workflows holding part of the backlog (counted in `backlogSize`). */
+    pages: z.number().int().min(0).optional(),
+    /** Backlog items held by page workflows rather than the conversation workflow itself. */
+    pagedItems: z.number().int().min(0).optional(),
   })
   .strict();
 export type ConversationSummary = z.infer<typeof ConversationSummary>;

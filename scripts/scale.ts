@@ -9,8 +9,9 @@
  *
  * A size of 0 skips that part. `--lead` is how far publishers may run ahead of the receiver.
  * `--backlog N` (off by default) probes the limit of a receiver that falls behind: N notifications are
- * published with nobody receiving, into a conversation that continues as new every 20 events, so its
- * continue-as-new input carries the whole backlog; prints what became of the conversation.
+ * published with nobody receiving, into a conversation that continues as new every 20 events; the
+ * backlog past the high-water mark is paged into page workflows, so each continue-as-new input stays
+ * small; then one receiver takes everything and the probe checks seqs and order.
  */
 import { maxWaitingMessages } from '../domain/run-state';
 import { Client, Connection } from '@temporalio/client';
@@ -32,7 +33,9 @@ import {
   type RunHistory,
 } from '../test/helpers/scale';
 import { conversationSummary, publishNotifications } from '../client/conversations';
-import { messageBody, newConversation } from '../test/helpers/conversations';
+import { label, messageBody, newConversation } from '../test/helpers/conversations';
+import { eventually } from '../test/helpers/runs';
+import { ConversationNotificationReceiver } from '../client/conversation-receiver';
 import { createAgentWorker } from '../workers/create-worker';
 import { dataDir, startDevServer } from './temporal.cjs';
 
@@ -125,7 +128,11 @@ async function main(): Promise<void> {
     searchAttributes: searchAttributeRegistrations,
   });
   serverPid = server.pid;
-  const connection = await Connection.connect({ address: server.address });
+  // Histories that carry page workflows' inputs can pass gRPC's default 4 MiB message size.
+  const connection = await Connection.connect({
+    address: server.address,
+    channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+  });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection });
   const taskQueue = `scale-${randomUUID().slice(0, 8)}`;
@@ -275,52 +282,109 @@ async function main(): Promise<void> {
   process.exitCode = allOk ? 0 : 1;
 }
 
-/** Publishes `count` notifications, 1,000 per signal, with no receiver; reports the conversation's fate. */
+/**
+ * Publishes `count` notifications, 1,000 per signal, with no receiver, into a conversation that
+ * continues as new every 20 events (default paging settings); checks it is still running with every item
+ * counted, that each run's input stayed small, then receives everything and checks seqs and order.
+ */
 async function backlogProbe(client: Client, taskQueue: string, count: number): Promise<boolean> {
   log(`\n== backlog probe: ${count} notifications, nobody receiving, continue-as-new every 20 events`);
   const { conversationId } = newConversation();
   const settings = { continueAsNewAfterEvents: 20 };
+  const startedAt = performance.now();
   for (let first = 0; first < count; first += 1000) {
     const texts = Array.from({ length: Math.min(1000, count - first) }, (_, index) => String(first + index));
     await publishNotifications(
       client,
       conversationId,
       texts.map((text) => ({ body: messageBody(text) })),
-      {
-        taskQueue,
-        settings,
-      },
+      { taskQueue, settings },
     );
   }
+  const publishS = seconds(startedAt);
   const handle = client.workflow.getHandle(conversationId);
   await new Promise((done) => setTimeout(done, 10_000));
   const description = await handle.describe();
-  log(`  status after 10 s: ${description.status.name} (run ${description.runId})`);
-  let summary: unknown;
-  try {
-    summary = await conversationSummary(client, conversationId);
-  } catch (error) {
-    summary = String(error);
-  }
+  log(
+    `  status 10 s after publishing (${publishS} s): ${description.status.name} (run ${description.runId})`,
+  );
+  let ok = check('the conversation is running', description.status.name === 'RUNNING');
+  const summary = await eventually(
+    () => conversationSummary(client, conversationId),
+    (found) => found.lastSeq === count,
+    `${count} notifications published`,
+  );
   log(`  summary: ${JSON.stringify(summary)}`);
-  const histories = await runHistories(client, conversationId);
-  for (const run of histories) {
-    const events = (await client.workflow.getHandle(conversationId, run.runId).fetchHistory()).events ?? [];
-    const started =
-      events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data?.length ?? 0;
+  ok =
+    check(
+      `backlog ${summary.backlogSize} of ${count}, ${summary.pages} pages`,
+      summary.backlogSize === count,
+    ) && ok;
+  const inputs = await runInputs(client, conversationId);
+  const largest = Math.max(...inputs.map((run) => run.inputBytes));
+  const failures = [...new Set(inputs.flatMap((run) => run.failures))];
+  log(
+    `  ${inputs.length} runs; continue-as-new input: largest ${Math.round(largest / 1024)} KiB, median ${Math.round(median(inputs.map((run) => run.inputBytes)) / 1024)} KiB`,
+  );
+  if (failures.length > 0) log(`  failures: ${JSON.stringify(failures).slice(0, 600)}`);
+  ok =
+    check(
+      'every run input under 1 MiB, no failed workflow task',
+      largest < 1024 * 1024 && failures.length === 0,
+    ) && ok;
+
+  const receivingAt = performance.now();
+  const receiver = await ConversationNotificationReceiver.open(client, conversationId, { taskQueue });
+  const received: number[] = [];
+  const labels: string[] = [];
+  while (received.length < count) {
+    const notification = await receiver.recv();
+    if (notification === null) break;
+    received.push(notification.seq);
+    labels.push(label(notification));
+  }
+  await receiver.dispose();
+  log(`  received ${received.length} in ${seconds(receivingAt)} s`);
+  ok =
+    check(
+      `received ${received.length}: seqs 1..${count} and texts 0..${count - 1} in order`,
+      received.length === count &&
+        received.every((seq, index) => seq === index + 1) &&
+        labels.every((text, index) => text === String(index)),
+    ) && ok;
+  const after = await eventually(
+    () => conversationSummary(client, conversationId),
+    () => true,
+    'summary after receiving',
+  );
+  log(`  after: ${after.generation + 1} runs, ${after.pages} pages left, backlog ${after.backlogSize}`);
+  await handle.terminate('backlog probe done').catch(() => undefined);
+  return ok;
+}
+
+const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
+const median = (values: number[]) => [...values].sort((left, right) => left - right)[values.length >> 1] ?? 0;
+
+/** Each run's input size and the failures recorded in its history. */
+async function runInputs(client: Client, workflowId: string) {
+  const inputs: { runId: string; inputBytes: number; failures: string[] }[] = [];
+  for (const run of await runHistories(client, workflowId)) {
+    const events = (await client.workflow.getHandle(workflowId, run.runId).fetchHistory()).events ?? [];
+    const payloads = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
     const failures = events
       .map(
         (event) =>
           event.workflowTaskFailedEventAttributes?.failure?.message ??
           event.workflowExecutionFailedEventAttributes?.failure?.message,
       )
-      .filter(Boolean);
-    log(
-      `  run ${run.runId}: ${run.status}, ${run.events} events, input ${Math.round(started / 1024)} KiB${failures.length ? `, failures: ${JSON.stringify([...new Set(failures)]).slice(0, 600)}` : ''}`,
-    );
+      .filter((message): message is string => Boolean(message));
+    inputs.push({
+      runId: run.runId,
+      inputBytes: payloads.reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0),
+      failures,
+    });
   }
-  await handle.terminate('backlog probe done').catch(() => undefined);
-  return true;
+  return inputs;
 }
 
 main().catch((error: unknown) => {

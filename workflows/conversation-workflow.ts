@@ -4,19 +4,25 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  ParentClosePolicy,
   patched,
   setHandler,
+  startChild,
+  uuid4,
   workflowInfo,
   type SignalDefinition,
 } from '@temporalio/workflow';
 import { z } from 'zod';
 import { ConversationJournal, ConversationJournalSnapshot } from '../domain/conversation-journal';
+import { PageDelivery, type PagingLimits } from '../domain/conversation-pages';
 import {
   closeConversationUpdate,
   conversationSummaryQuery,
   interactionAnsweredSignal,
   interactionSettledSignal,
   openReceiverUpdate,
+  pageDeliveredSignal,
+  pageRequestSignal,
   publishSignal,
   publishUpdate,
   receiveUpdate,
@@ -34,6 +40,7 @@ import {
 } from '../domain/conversation-schemas';
 import { parseInput } from '../domain/errors';
 import { ConversationId } from '../domain/ids';
+import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 
 /** How a conversation workflow starts (or continues as new, carrying its journal snapshot). */
@@ -46,6 +53,24 @@ export const ConversationWorkflowInput = z
     continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(3_000),
     /** Continue as new after this many updates in one run (Temporal allows 2,000 per run). */
     continueAsNewAfterUpdates: z.number().int().min(1).max(1_900).default(1_500),
+    /**
+     * Past this many bytes of backlog in its own state, the conversation spills newer passive items into
+     * page workflows; it reads them back, oldest first, below half of it. Keeps the continue-as-new
+     * input (2 MiB limit) bounded however far the receiver falls behind.
+     */
+    backlogHighWaterBytes: z
+      .number()
+      .int()
+      .min(1_024)
+      .max(1_024 * 1_024)
+      .default(512 * 1_024),
+    /** Most bytes of entries in one page workflow's input. */
+    pageBytes: z
+      .number()
+      .int()
+      .min(512)
+      .max(256 * 1_024)
+      .default(256 * 1_024),
     /** How many runs came before this one. */
     generation: z.number().int().min(0).default(0),
     snapshot: ConversationJournalSnapshot.optional(),
@@ -60,11 +85,16 @@ export type ConversationWorkflowInput = z.input<typeof ConversationWorkflowInput
 export async function conversationWorkflow(rawInput: ConversationWorkflowInput): Promise<void> {
   let input: z.output<typeof ConversationWorkflowInput>;
   let journal: ConversationJournal;
+  // Runs recorded before paging existed never spill: their histories have no page workflows to replay.
+  const paging = patched('conversation-pages');
   try {
     input = parseInput(ConversationWorkflowInput, rawInput, 'conversation workflow input');
+    const limits: PagingLimits | undefined = paging
+      ? { highWaterBytes: input.backlogHighWaterBytes, pageBytes: input.pageBytes }
+      : undefined;
     journal = input.snapshot
-      ? ConversationJournal.fromSnapshot(input.snapshot)
-      : ConversationJournal.create(input.conversationId);
+      ? ConversationJournal.fromSnapshot(input.snapshot, limits)
+      : ConversationJournal.create(input.conversationId, limits);
   } catch (error) {
     throw asFailure(error);
   }
@@ -193,20 +223,77 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     }
   });
 
-  await condition(
-    () =>
-      workflowInfo().continueAsNewSuggested ||
-      workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
-      updatesThisRun >= input.continueAsNewAfterUpdates,
-  );
+  setHandler(pageDeliveredSignal, (rawDelivery: PageDelivery) => {
+    try {
+      const delivery = parseInput(PageDelivery, rawDelivery, 'page delivery');
+      journal.backlog.pageDelivered(delivery.pageId, delivery.entries);
+    } catch (error) {
+      log.warn('page delivery dropped', { error: String(error) });
+    }
+  });
+
+  // Pages asked for in this run. A new run asks again for a page still outstanding: if the page had
+  // already answered, its answer reaches this run anyway (signals go to the latest run), and a repeat
+  // is ignored by seq.
+  const requested = new Set<string>();
+  const pageToRequest = () => {
+    const page = journal.backlog.pageToRequest();
+    return page && !requested.has(page.workflowId) ? page : undefined;
+  };
+  /** Starts page workflows for a full spill, one at a time (a page that fails to start is given back). */
+  async function cutPages(): Promise<void> {
+    for (
+      let cut = journal.backlog.cutPage(journal.conversationId, uuid4());
+      cut;
+      cut = journal.backlog.cutPage(journal.conversationId, uuid4())
+    ) {
+      try {
+        await startChild(conversationPageWorkflow, {
+          workflowId: cut.page.workflowId,
+          args: [{ conversationId: journal.conversationId, entries: cut.entries }],
+          // The page outlives this run: the next run (after continue-as-new) reads it.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+        });
+      } catch (error) {
+        journal.backlog.returnPage(cut.page, cut.entries);
+        log.warn('page workflow not started', { workflowId: cut.page.workflowId, error: String(error) });
+        return;
+      }
+    }
+  }
+  async function requestPage(): Promise<void> {
+    const page = pageToRequest();
+    if (!page) return;
+    requested.add(page.workflowId);
+    await signalQuietly(page.workflowId, pageRequestSignal);
+  }
+
+  const timeToContinue = () =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
+    updatesThisRun >= input.continueAsNewAfterUpdates;
+  const pageWork = () => paging && (journal.backlog.hasPageToCut() || pageToRequest() !== undefined);
+  for (;;) {
+    await condition(() => timeToContinue() || pageWork());
+    if (timeToContinue()) break;
+    await cutPages();
+    await requestPage();
+  }
   // Waiting receives answer `idle` at once, so their clients re-poll the next run.
   handingOver = true;
   await condition(allHandlersFinished);
+  // Items published by the last handlers leave in pages, not in the snapshot.
+  if (paging) {
+    await cutPages();
+    await condition(allHandlersFinished);
+  }
   return await continueAsNew<typeof conversationWorkflow>({
     conversationId: input.conversationId,
     receiveWaitMs: input.receiveWaitMs,
     continueAsNewAfterEvents: input.continueAsNewAfterEvents,
     continueAsNewAfterUpdates: input.continueAsNewAfterUpdates,
+    backlogHighWaterBytes: input.backlogHighWaterBytes,
+    pageBytes: input.pageBytes,
     generation: input.generation + 1,
     snapshot: journal.snapshot(),
   });

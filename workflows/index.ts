@@ -2,3 +2,4 @@
 export { agentWorkflow } from './agent-workflow';
 export { rootRunWorkflow } from './root-run-workflow';
 export { conversationWorkflow } from './conversation-workflow';
+export { conversationPageWorkflow } from './conversation-page-workflow';

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { ConversationId } from './ids';
+import { ConversationNotification } from './schemas';
+
+// Paging keeps a conversation's continue-as-new input bounded by bytes however far its receiver falls
+// behind (SPEC S5.2, S7.3): passive notifications past a high-water mark are spilled, in seq order, into
+// page workflows, and read back oldest first when the in-memory backlog drains.
+
+/** One backlog item; `mirroredTo` names the root conversation an interaction was mirrored to (S5.9). */
+export const JournalEntry = z
+  .object({ notification: ConversationNotification, mirroredTo: ConversationId.optional() })
+  .strict();
+export type JournalEntry = z.infer<typeof JournalEntry>;
+
+/** A page of the backlog held by a page workflow: passive items `firstSeq..lastSeq` (not all seqs in between). */
+export const PageRef = z
+  .object({
+    workflowId: z.string().min(1),
+    firstSeq: z.number().int().min(1),
+    lastSeq: z.number().int().min(1),
+    count: z.number().int().min(1),
+    bytes: z.number().int().min(0),
+  })
+  .strict();
+export type PageRef = z.infer<typeof PageRef>;
+
+/** How a conversation pages its backlog; the low-water mark is half the high-water mark. */
+export interface PagingLimits {
+  /** Past this many bytes of in-memory backlog, new passive items are spilled toward pages. */
+  highWaterBytes: number;
+  /** Most bytes of entries in one page (and so in one page workflow's input). */
+  pageBytes: number;
+}
+
+/** Resolutions a paging conversation keeps for idempotent re-resolves, bounded by bytes as well as count. */
+export const rememberedResolutionBytes = 256 * 1024;
+
+/** The input of a page workflow: the conversation to answer, and its page of entries in seq order. */
+export const ConversationPageInput = z
+  .object({ conversationId: ConversationId, entries: z.array(JournalEntry).min(1) })
+  .strict();
+export type ConversationPageInput = z.infer<typeof ConversationPageInput>;
+
+/** A page workflow's answer to the conversation that asked for its entries. */
+export const PageDelivery = z.object({ pageId: z.string().min(1), entries: z.array(JournalEntry) }).strict();
+export type PageDelivery = z.infer<typeof PageDelivery>;
+
+/** UTF-8 length of `text`, without TextEncoder (kept to plain JS so it runs anywhere, deterministically). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code < 0xdc00 && index + 1 < text.length) {
+      bytes += 4; // a surrogate pair is one 4-byte code point
+      index++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+const sizes = new WeakMap<object, number>();
+
+/** The JSON size of `value` in bytes (what it weighs in a payload), cached per object. */
+export function serializedBytes(value: object): number {
+  let size = sizes.get(value);
+  if (size === undefined) {
+    size = utf8Length(JSON.stringify(value));
+    sizes.set(value, size);
+  }
+  return size;
+}
+
+/** `entries` and `more` merged in seq order; an item whose seq is already there is dropped (a re-sent page). */
+export function mergeBySeq(entries: readonly JournalEntry[], more: readonly JournalEntry[]): JournalEntry[] {
+  const bySeq = new Map<number, JournalEntry>();
+  for (const entry of [...more, ...entries]) bySeq.set(entry.notification.seq, entry);
+  return [...bySeq.values()].sort((left, right) => left.notification.seq - right.notification.seq);
+}
+
+/**
+ * The oldest entries of `spill` that fill one page (at least one entry, at most `pageBytes` unless a
+ * single entry is larger), or none while the spill is smaller than a page.
+ */
+export function takePage(spill: readonly JournalEntry[], pageBytes: number): JournalEntry[] {
+  let total = 0;
+  for (const entry of spill) total += serializedBytes(entry);
+  if (total < pageBytes) return [];
+  let bytes = 0;
+  let end = 0;
+  while (end < spill.length && (end === 0 || bytes + serializedBytes(spill[end]!) <= pageBytes)) {
+    bytes += serializedBytes(spill[end]!);
+    end++;
+  }
+  return spill.slice(0, end);
+}

@@ -1,0 +1,34 @@
+import { condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ConversationPageInput } from '../domain/conversation-pages';
+import { pageDeliveredSignal, pageRequestSignal } from '../domain/conversation-messages';
+import { parseInput } from '../domain/errors';
+import { asFailure } from './failures';
+
+/**
+ * Holds one page of a conversation's backlog outside the conversation's own state, so the
+ * conversation's continue-as-new input stays small however far its receiver falls behind (S7.3).
+ * Started by the conversation as an abandoned child; when asked, it signals its entries to the
+ * conversation's workflow id (reaching whichever run is current), then completes.
+ */
+export async function conversationPageWorkflow(rawInput: ConversationPageInput): Promise<void> {
+  let input: ConversationPageInput;
+  try {
+    input = parseInput(ConversationPageInput, rawInput, 'conversation page input');
+  } catch (error) {
+    throw asFailure(error);
+  }
+  let requested = false;
+  setHandler(pageRequestSignal, () => {
+    requested = true;
+  });
+  await condition(() => requested);
+  try {
+    await getExternalWorkflowHandle(input.conversationId).signal(pageDeliveredSignal, {
+      pageId: workflowInfo().workflowId,
+      entries: input.entries,
+    });
+  } catch (error) {
+    // Only a conversation that no longer exists cannot be signalled: nobody is left to read this page.
+    log.warn('page not delivered', { conversationId: input.conversationId, error: String(error) });
+  }
+}
