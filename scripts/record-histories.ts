@@ -3,6 +3,8 @@
 // and rejected updates, interrupts and interactions, and writes every workflow run's history to
 // test/fixtures/histories/<name>.json; test/workflows/replay.test.ts replays them all. Re-record only
 // on purpose: a workflow change that breaks replay of these files needs patching (S7.4), not new files.
+// `--paged` records only the paging conversation and adds its histories as paged-… (written after the
+// `conversation-pages` patch; the other files predate it and must keep replaying).
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -271,9 +273,57 @@ async function recordConversation(client: Client, taskQueue: string): Promise<vo
   );
 }
 
-/** Every run of every workflow in the namespace, its history written as JSON. */
-async function writeHistories(client: Client): Promise<void> {
-  rmSync(fixturesDir, { recursive: true, force: true });
+/**
+ * A conversation that pages its backlog (small high-water mark and pages): 120 notifications with
+ * nobody receiving, so several page workflows start; a receiver then reads all, which asks the pages
+ * back; an interaction held behind the pages is resolved before it is received.
+ */
+async function recordPagedConversation(client: Client, taskQueue: string): Promise<void> {
+  const threadId = newId('thread', randomUUID);
+  const conversationId = relatedId('conversation', threadId);
+  const options = {
+    taskQueue,
+    settings: {
+      continueAsNewAfterEvents: 60,
+      backlogHighWaterBytes: 2 * 1024,
+      pageBytes: 1024,
+      receiveWaitMs: 2000,
+    },
+  };
+  const interaction = {
+    type: 'interaction' as const,
+    requestId: newId('request', randomUUID),
+    threadId,
+    kind: 'question' as const,
+    prompt: 'paged question?',
+  };
+  for (let batch = 0; batch < 12; batch++) {
+    await publishNotifications(
+      client,
+      conversationId,
+      Array.from({ length: 10 }, (_, index) => ({
+        body: { type: 'message' as const, text: `page ${batch}.${index} ${'x'.repeat(60)}` },
+      })),
+      options,
+    );
+    if (batch === 6)
+      await publishNotificationsWithReceipt(client, conversationId, [{ body: interaction }], options);
+  }
+  await resolveNotification(client, { body: interaction }, { type: 'question', text: 'yes' });
+  const receiver = await ConversationNotificationReceiver.open(client, conversationId, {
+    ...options,
+    pollWaitMs: 1000,
+  });
+  for (let received = 0; received < 120; received++) await receiver.recv();
+  await receiver[Symbol.asyncDispose]();
+}
+
+/**
+ * Every run of every workflow in the namespace, its history written as JSON. With a prefix, the
+ * histories are added to the folder under `<prefix>-…` names; without, the folder is rewritten.
+ */
+async function writeHistories(client: Client, prefix?: string): Promise<void> {
+  if (!prefix) rmSync(fixturesDir, { recursive: true, force: true });
   mkdirSync(fixturesDir, { recursive: true });
   const counts = new Map<string, number>();
   const executions = [];
@@ -286,7 +336,7 @@ async function writeHistories(client: Client): Promise<void> {
     const index = (counts.get(kind) ?? 0) + 1;
     counts.set(kind, index);
     const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-    const name = `${kind}-${String(index).padStart(2, '0')}-${execution.status.name.toLowerCase()}`;
+    const name = `${prefix ? `${prefix}-` : ''}${kind}-${String(index).padStart(2, '0')}-${execution.status.name.toLowerCase()}`;
     writeFileSync(
       join(fixturesDir, `${name}.json`),
       JSON.stringify({
@@ -324,11 +374,18 @@ async function main(): Promise<void> {
       activities: createActivities({ tools: [slowTool().tool] }),
     });
     running = worker.run();
-    await recordRootRun(client, taskQueue);
-    await recordConversation(client, taskQueue);
+    // `--paged` adds the paging conversation's histories (paged-…) and keeps every other fixture.
+    const pagedOnly = process.argv.includes('--paged');
+    if (pagedOnly) {
+      await recordPagedConversation(client, taskQueue);
+    } else {
+      await recordRootRun(client, taskQueue);
+      await recordConversation(client, taskQueue);
+      await recordPagedConversation(client, taskQueue);
+    }
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
-    await writeHistories(client);
+    await writeHistories(client, pagedOnly ? 'paged' : undefined);
   } finally {
     worker?.shutdown();
     await running?.catch(() => undefined);
