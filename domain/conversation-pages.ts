@@ -30,6 +30,11 @@ export interface PagingLimits {
   highWaterBytes: number;
   /** Most bytes of entries in one page (and so in one page workflow's input). */
   pageBytes: number;
+  /**
+   * Asked once, when paging would start for the first time: whether it may (a workflow answers with
+   * `patched()`, so only conversations that page record the patch marker and its search attribute).
+   */
+  mayStart?: () => boolean;
 }
 
 /** Resolutions a paging conversation keeps for idempotent re-resolves, bounded by bytes as well as count. */

@@ -63,7 +63,7 @@ export class PagedBacklog {
       !isInteraction(entry) &&
       (this.state.pages.length > 0 ||
         this.state.spill.length > 0 ||
-        this.heldBytes() >= this.limits.highWaterBytes);
+        (this.heldBytes() >= this.limits.highWaterBytes && (this.limits.mayStart?.() ?? true)));
     (spilling ? this.state.spill : this.state.backlog).push(entry);
   }
 

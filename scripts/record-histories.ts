@@ -6,6 +6,7 @@
 // `--paged` records only the paging conversation and adds its histories as paged-… (written after the
 // `conversation-pages` patch; the other files predate it and must keep replaying).
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -336,6 +337,13 @@ async function writeHistories(client: Client, prefix?: string): Promise<void> {
     const index = (counts.get(kind) ?? 0) + 1;
     counts.set(kind, index);
     const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    // A run whose first workflow task has not completed yet has nothing to replay (and the replayer
+    // waits on it forever): leave it out.
+    const taskCompleted = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
+    if (!history.events?.some((event) => event.eventType === taskCompleted)) {
+      log(`${execution.workflowId} (${execution.runId}): no workflow task completed yet, not recorded`);
+      continue;
+    }
     const name = `${prefix ? `${prefix}-` : ''}${kind}-${String(index).padStart(2, '0')}-${execution.status.name.toLowerCase()}`;
     writeFileSync(
       join(fixturesDir, `${name}.json`),

@@ -85,13 +85,15 @@ export type ConversationWorkflowInput = z.input<typeof ConversationWorkflowInput
 export async function conversationWorkflow(rawInput: ConversationWorkflowInput): Promise<void> {
   let input: z.output<typeof ConversationWorkflowInput>;
   let journal: ConversationJournal;
-  // Runs recorded before paging existed never spill: their histories have no page workflows to replay.
-  const paging = patched('conversation-pages');
   try {
     input = parseInput(ConversationWorkflowInput, rawInput, 'conversation workflow input');
-    const limits: PagingLimits | undefined = paging
-      ? { highWaterBytes: input.backlogHighWaterBytes, pageBytes: input.pageBytes }
-      : undefined;
+    const limits: PagingLimits = {
+      highWaterBytes: input.backlogHighWaterBytes,
+      pageBytes: input.pageBytes,
+      // Runs recorded before paging existed never spill: their histories have no page workflows to
+      // replay. Asked only when paging would start, so other conversations record no patch marker.
+      mayStart: () => patched('conversation-pages'),
+    };
     journal = input.snapshot
       ? ConversationJournal.fromSnapshot(input.snapshot, limits)
       : ConversationJournal.create(input.conversationId, limits);
@@ -272,7 +274,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     workflowInfo().continueAsNewSuggested ||
     workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
     updatesThisRun >= input.continueAsNewAfterUpdates;
-  const pageWork = () => paging && (journal.backlog.hasPageToCut() || pageToRequest() !== undefined);
+  const pageWork = () => journal.backlog.hasPageToCut() || pageToRequest() !== undefined;
   for (;;) {
     await condition(() => timeToContinue() || pageWork());
     if (timeToContinue()) break;
@@ -283,7 +285,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   handingOver = true;
   await condition(allHandlersFinished);
   // Items published by the last handlers leave in pages, not in the snapshot.
-  if (paging) {
+  if (journal.backlog.hasPageToCut()) {
     await cutPages();
     await condition(allHandlersFinished);
   }
