@@ -1,4 +1,4 @@
-import { type WorkflowHandle } from '@temporalio/client';
+import { type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
 import {
   unwrapAnswer,
   waitAcrossRuns,
@@ -110,10 +110,12 @@ export class ThreadControls {
     const handle = this.handle.client.getHandle(id);
     let version = 0;
     for (;;) {
-      let answer: ThreadChanges;
+      let answer: ThreadChanges | undefined;
       try {
         answer = await whenStarted(() =>
-          executeUpdate(handle, watchThreadUpdate, [version], 'subscribeThread'),
+          withDeadline(this.handle.client, watchDeadlineMs, () =>
+            executeUpdate(handle, watchThreadUpdate, [version], 'subscribeThread'),
+          ),
         );
       } catch (error) {
         if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
@@ -129,6 +131,8 @@ export class ThreadControls {
         };
         return;
       }
+      // No answer in time: poll again (a fresh update; the watch's version makes it lose nothing).
+      if (!answer) continue;
       for (const change of answer.changes) yield change;
       version = answer.changes.at(-1)?.version ?? version;
       if (answer.terminal) return;
@@ -174,6 +178,30 @@ export class ThreadControls {
  * Runs a call on a thread's own workflow, waiting while that workflow does not exist yet: a spawn
  * returns once admitted, and the child workflow starts a moment later.
  */
+/**
+ * How long one watch long-poll may take before it is given up and sent again. The thread answers within
+ * its 20 s poll; under load an update has been seen to wait, unanswered, until the thread ended.
+ */
+const watchDeadlineMs = 25_000;
+
+/** `call`'s result, or undefined once `ms` passed (the call is cancelled through its abort signal). */
+async function withDeadline<Result>(
+  client: WorkflowClient,
+  ms: number,
+  call: () => Promise<Result>,
+): Promise<Result | undefined> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  try {
+    return await client.withAbortSignal(controller.signal, call);
+  } catch (error) {
+    if (controller.signal.aborted) return undefined;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function whenStarted<Result>(call: () => Promise<Result>): Promise<Result> {
   for (let attempt = 1; ; attempt++) {
     try {

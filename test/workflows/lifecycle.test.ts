@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createActivities } from '../../activities';
 import { newId } from '../../domain/ids';
 import { interruptSignal, shutdownUpdate } from '../../domain/messages';
+import type { ThreadChange } from '../../domain/control';
 import type { ScriptStepShape } from '../../domain/schemas';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
@@ -82,8 +83,8 @@ describe('subscriptions (S4.5) and wait (S4.7)', () => {
         [{ type: 'reply', text: 'third' }],
       ),
     });
+    const seen: ThreadChange[] = [];
     const changes = (async () => {
-      const seen = [];
       for await (const change of root.subscribeThread(worker.id)) seen.push(change);
       return seen;
     })();
@@ -93,8 +94,16 @@ describe('subscriptions (S4.5) and wait (S4.7)', () => {
       await untilTurns(service, worker.id, turn);
     }
     expect(await root.subscribeFirstTurn(worker.id)).toMatchObject({ turn: 1, result: 'first' });
+    // The subscriber sees every change while the thread lives (a watch poll left unanswered under load
+    // is sent again after its deadline), then the end.
+    await eventually(
+      async () => seen.length,
+      (count) => count >= 7,
+      'the subscriber to see all seven changes',
+      90_000,
+    );
     await root.close(worker.id);
-    const seen = await changes;
+    await changes;
     expect(seen.map((change) => change.status)).toEqual([
       'pending',
       'running',
