@@ -120,6 +120,21 @@ const devServerSettings = {
  *   dynamicConfig?: Record<string, unknown> }} [options]  `dynamicConfig` overrides `devServerSettings`
  */
 async function startDevServer(options = {}) {
+  // A free port can be taken by someone else before the server binds it; the server then exits at
+  // once. With ports of our choosing, try again on fresh ones.
+  const retries = options.port === undefined && options.uiPort === undefined ? 2 : 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startDevServerOnce(options);
+    } catch (error) {
+      if (attempt >= retries || !(error instanceof Error) || !/exited before answering/.test(error.message))
+        throw error;
+      process.stderr.write(`[temporal] ${error.message}; starting it again on other ports\n`);
+    }
+  }
+}
+
+async function startDevServerOnce(options) {
   const binary = await ensureTemporalBinary();
   const port = options.port ?? (await freePort());
   const uiPort = options.uiPort ?? (await freePort());
@@ -157,8 +172,11 @@ async function startDevServer(options = {}) {
   const server = spawn(binary, args, {
     stdio: ['ignore', options.quiet === false ? 'inherit' : 'ignore', 'pipe'],
   });
+  // The start of stderr (where a failure's cause is) and its end.
+  let stderrHead = '';
   let stderr = '';
   server.stderr.on('data', (chunk) => {
+    if (stderrHead.length < 4000) stderrHead = (stderrHead + chunk).slice(0, 4000);
     stderr = (stderr + chunk).slice(-4000);
   });
   const exited = new Promise((done) => server.on('exit', (code, signal) => done({ code, signal })));
@@ -186,8 +204,11 @@ async function startDevServer(options = {}) {
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (server.exitCode !== null || server.signalCode !== null) {
+      // The cause is near the top (a panic's stack follows it); show that and the last lines.
+      const cause = stderrHead.split('\n').filter((line) => /panic|fatal|error|in use/i.test(line));
+      const last = stderr.trim().split('\n').slice(-2);
       throw new Error(
-        `temporal server start-dev exited before answering: ${stderr.trim().split('\n').slice(-5).join(' | ')}`,
+        `temporal server start-dev exited before answering: ${[...cause.slice(0, 3), ...last].join(' | ')}`,
       );
     }
     const health = spawnSync(binary, ['operator', 'cluster', 'health', '--address', address], {
