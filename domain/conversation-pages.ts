@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonBytes } from './bytes';
 import { ConversationId } from './ids';
 import { ConversationNotification } from './schemas';
 
@@ -50,28 +51,13 @@ export type ConversationPageInput = z.infer<typeof ConversationPageInput>;
 export const PageDelivery = z.object({ pageId: z.string().min(1), entries: z.array(JournalEntry) }).strict();
 export type PageDelivery = z.infer<typeof PageDelivery>;
 
-/** UTF-8 length of `text`, without TextEncoder (kept to plain JS so it runs anywhere, deterministically). */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code < 0xdc00 && index + 1 < text.length) {
-      bytes += 4; // a surrogate pair is one 4-byte code point
-      index++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
 const sizes = new WeakMap<object, number>();
 
 /** The JSON size of `value` in bytes (what it weighs in a payload), cached per object. */
 export function serializedBytes(value: object): number {
   let size = sizes.get(value);
   if (size === undefined) {
-    size = utf8Length(JSON.stringify(value));
+    size = jsonBytes(value);
     sizes.set(value, size);
   }
   return size;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { utf8Length } from './digest';
+import { utf8Length } from './bytes';
 import { InterAgentMessage } from './schemas';
 
 /** A received message and the turn that consumed it (absent while it waits for a turn). */

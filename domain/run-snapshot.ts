@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sha256Hex, utf8Length } from './digest';
+import { jsonBytes, sha256Hex } from './bytes';
 import { ControlRequest, OutboxItem, ShutdownReport, ThreadLoopState, WatchSnapshot } from './control';
 import { ThreadId } from './ids';
 import { AgentLimits, AgentThread, DelegationGrant, InterAgentMessage, type TurnOutcome } from './schemas';
@@ -67,9 +67,6 @@ export const fingerprintOf = (value: unknown): string => `sha256:${sha256Hex(can
 /** Whether a stored fingerprint (digest, or the JSON runs before stored) is the fingerprint of `value`. */
 export const sameFingerprint = (stored: string, value: unknown): boolean =>
   stored.startsWith('sha256:') ? stored === fingerprintOf(value) : stored === canonicalJson(value);
-
-/** Bytes of a value's JSON in UTF-8, as a payload carries it. */
-export const jsonBytes = (value: unknown): number => utf8Length(JSON.stringify(value));
 
 /**
  * What a root run's registry may take of its continue-as-new input (Temporal refuses inputs over 2 MiB,

@@ -1,4 +1,5 @@
 import { ErrorKind, KitError, parseInput } from './errors';
+import { jsonBytes } from './bytes';
 import { messageBytes } from './mailbox';
 import { parseId, relatedId, type ThreadId } from './ids';
 import type { ReconcileRequest, ReconcileResult, ShutdownReport } from './control';
@@ -20,7 +21,6 @@ import {
   clipRecord,
   fingerprintOf,
   fitRegistry,
-  jsonBytes,
   registryBudgetBytes,
   RunSnapshot,
   sameFingerprint,

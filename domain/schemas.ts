@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { utf8Length } from './digest';
+import { jsonBytes } from './bytes';
 import { ConversationId, MessageId, NotificationId, RequestId, ThreadId } from './ids';
 
 /** A thread's lifecycle (SPEC S4.9): pending → running ⇄ idle → completed | failed | cancelled. */
@@ -124,7 +124,7 @@ export const maxSpecBytes = 512 * 1024;
 
 /** Refines a spec-carrying schema to at most {@link maxSpecBytes}; the issue names the size. */
 export function fitsSpecBytes(value: unknown, context: z.RefinementCtx): void {
-  const bytes = utf8Length(JSON.stringify(value));
+  const bytes = jsonBytes(value);
   if (bytes > maxSpecBytes)
     context.addIssue({
       code: 'custom',

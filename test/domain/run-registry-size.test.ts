@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../domain/errors';
 import { canonicalJson, RootRunState, RunSnapshot } from '../../domain/run-state';
-import { jsonBytes, registryBudgetBytes } from '../../domain/run-snapshot';
+import { jsonBytes } from '../../domain/bytes';
+import { registryBudgetBytes } from '../../domain/run-snapshot';
 import { SpawnRequest } from '../../domain/schemas';
 import { kitErrorOf, newRun, now, scopeOf, spawn } from '../helpers/run-state';
 

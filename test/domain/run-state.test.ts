@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../domain/errors';
-import { newId } from '../../domain/ids';
+import { newId, type ThreadId } from '../../domain/ids';
 import { maxWaitingBytes, maxWaitingMessages, RootRunState, RunSnapshot } from '../../domain/run-state';
 import type { TurnOutcome } from '../../domain/schemas';
 import { durableSnapshot, kitErrorOf, newRun, now, restored, scopeOf, spawn } from '../helpers/run-state';
@@ -602,16 +602,21 @@ describe('snapshot', () => {
 });
 
 describe('mailbox back-pressure', () => {
-  test('a recipient with maxWaitingMessages unconsumed refuses more (QuotaExceeded) until a turn consumes them', () => {
-    const state = newRun();
-    const child = spawn(state, state.rootId, { task: 'collect' });
-    const send = () =>
+  /** Sends from `senderId` (the root by default) to `recipient` in `state`. */
+  const sender =
+    (state: RootRunState, recipient: string, senderId: string = state.rootId) =>
+    (content = 'x') =>
       state.prepareMessage(
-        scopeOf(state),
-        { recipient: child.id, content: 'x' },
+        scopeOf(state, senderId),
+        { recipient: recipient as ThreadId, content },
         newId('message', randomUUID),
         now,
       );
+
+  test('a recipient with maxWaitingMessages unconsumed refuses more (QuotaExceeded) until a turn consumes them', () => {
+    const state = newRun();
+    const child = spawn(state, state.rootId, { task: 'collect' });
+    const send = sender(state, child.id);
     for (let index = 0; index < maxWaitingMessages; index++) send();
     const refused = kitErrorOf(send);
     expect(refused.kind).toBe(ErrorKind.QuotaExceeded);
@@ -626,13 +631,7 @@ describe('mailbox back-pressure', () => {
   test('a recipient with maxWaitingBytes of content unconsumed refuses more until a turn reports them consumed', () => {
     const state = newRun();
     const child = spawn(state, state.rootId, { task: 'collect' });
-    const send = (content: string) =>
-      state.prepareMessage(
-        scopeOf(state),
-        { recipient: child.id, content },
-        newId('message', randomUUID),
-        now,
-      );
+    const send = sender(state, child.id);
     const big = 'é'.repeat(50_000); // 100,000 bytes in UTF-8
     for (let index = 0; index < 5; index++) send(big);
     const refused = kitErrorOf(() => send(big));
@@ -646,28 +645,13 @@ describe('mailbox back-pressure', () => {
     for (let index = 0; index < 5; index++) send(big);
     expect(kitErrorOf(() => send(big)).kind).toBe(ErrorKind.QuotaExceeded);
     // Carried through continue-as-new.
-    expect(
-      kitErrorOf(() =>
-        restored(state).prepareMessage(
-          scopeOf(state),
-          { recipient: child.id, content: big },
-          newId('message', randomUUID),
-          now,
-        ),
-      ).kind,
-    ).toBe(ErrorKind.QuotaExceeded);
+    expect(kitErrorOf(() => sender(restored(state), child.id)(big)).kind).toBe(ErrorKind.QuotaExceeded);
   });
 
   test('one message of any allowed size is taken when nothing waits, and a thread that reports no bytes frees them by consuming all', () => {
     const state = newRun();
     const child = spawn(state, state.rootId, { task: 'collect' });
-    const send = (content: string) =>
-      state.prepareMessage(
-        scopeOf(state),
-        { recipient: child.id, content },
-        newId('message', randomUUID),
-        now,
-      );
+    const send = sender(state, child.id);
     const huge = '✓'.repeat(100_000); // 300,000 bytes
     send(huge);
     send(huge.slice(0, 70_000));
@@ -679,13 +663,7 @@ describe('mailbox back-pressure', () => {
   test('the root mailbox is bounded by bytes too', () => {
     const state = newRun();
     const child = spawn(state, state.rootId, { task: 'report' });
-    const report = (content: string) =>
-      state.prepareMessage(
-        scopeOf(state, child.id),
-        { recipient: state.rootId, content },
-        newId('message', randomUUID),
-        now,
-      );
+    const report = sender(state, state.rootId, child.id);
     for (let index = 0; index < 5; index++) report('r'.repeat(100_000));
     expect(kitErrorOf(() => report('r'.repeat(100_000))).details).toEqual({
       limit: 'waitingBytes',

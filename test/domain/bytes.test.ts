@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { sha256Hex, utf8 } from '../../domain/digest';
+import { sha256Hex, utf8, utf8Length } from '../../domain/bytes';
 
 const nodeSha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -11,10 +11,11 @@ test('sha256Hex matches the FIPS 180-4 vectors and node:crypto', () => {
     expect(sha256Hex(text)).toBe(nodeSha256(text));
 });
 
-test('sha256Hex and utf8 agree with node for any string', () => {
+test('sha256Hex, utf8 and utf8Length agree with node for any string', () => {
   fc.assert(
     fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => {
       expect(Buffer.from(utf8(text)).equals(Buffer.from(text, 'utf8'))).toBe(true);
+      expect(utf8Length(text)).toBe(Buffer.byteLength(text, 'utf8'));
       expect(sha256Hex(text)).toBe(nodeSha256(text));
     }),
     { numRuns: 300 },

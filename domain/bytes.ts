@@ -1,5 +1,6 @@
-// SHA-256 in plain TypeScript: workflow code may not import node:crypto (it is not deterministic to the
-// sandbox), and the root run needs a fixed-size fingerprint of spawn requests (FIPS 180-4).
+// Sizes and digests of text in plain TypeScript, for workflow code (which may not import node:crypto or
+// rely on TextEncoder): UTF-8 sizes for Temporal's payload limits, and SHA-256 (FIPS 180-4) for the root
+// run's fixed-size fingerprints of spawn requests.
 
 const roundConstants = Uint32Array.from(
   '428a2f98 71374491 b5c0fbcf e9b5dba5 3956c25b 59f111f1 923f82a4 ab1c5ed5 d807aa98 12835b01 243185be 550c7dc3 72be5d74 80deb1fe 9bdc06a7 c19bf174 e49b69c1 efbe4786 0fc19dc6 240ca1cc 2de92c6f 4a7484aa 5cb0a9dc 76f988da 983e5152 a831c66d b00327c8 bf597fc7 c6e00bf3 d5a79147 06ca6351 14292967 27b70a85 2e1b2138 4d2c6dfc 53380d13 650a7354 766a0abb 81c2c92e 92722c85 a2bfe8a1 a81a664b c24b8b70 c76c51a3 d192e819 d6990624 f40e3585 106aa070 19a4c116 1e376c08 2748774c 34b0bcb5 391c0cb3 4ed8aa4a 5b9cca4f 682e6ff3 748f82ee 78a5636f 84c87814 8cc70208 90befffa a4506ceb bef9a3f7 c67178f2'
@@ -48,6 +49,9 @@ export function utf8Length(text: string): number {
   }
   return length;
 }
+
+/** Bytes of a value's JSON in UTF-8, as a payload carries it. */
+export const jsonBytes = (value: unknown): number => utf8Length(JSON.stringify(value));
 
 /** The SHA-256 digest of a string's UTF-8 bytes, as 64 lowercase hex digits. */
 export function sha256Hex(text: string): string {
