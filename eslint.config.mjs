@@ -72,6 +72,14 @@ export default tseslint.config(
     files: ['workflows/**/*.ts', 'domain/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: nodeBuiltins, patterns: sandboxBanned }],
+      // Workflow modules are shared between workflows and frozen (workflows/shared-modules.ts).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='regex']",
+          message: "use matching() from domain/ids: zod's .regex() writes to its pattern, which is frozen once shared",
+        },
+      ],
     },
   },
   {

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { matching } from './ids';
+import { namePattern } from './schemas';
 
 /**
  * The agent-control tools a model sees (SPEC S4): names, descriptions and zod inputs. The same schemas
@@ -8,9 +10,7 @@ export const agentToolInputs = {
   spawn_agent: z
     .object({
       task: z.string().min(1).describe('What the new sub-agent must do, self-contained.'),
-      name: z
-        .string()
-        .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/)
+      name: matching(namePattern, 'expected 1-40 characters of a-z, 0-9, _ and -')
         .optional()
         .describe('Short lowercase name, unique among your live children.'),
       instructions: z.string().optional().describe('Extra system instructions for the sub-agent.'),

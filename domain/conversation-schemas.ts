@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConversationId, NotificationId, RequestId, ThreadId } from './ids';
+import { ConversationId, matching, NotificationId, RequestId, ThreadId } from './ids';
 import { ConversationNotification, NotificationBody } from './schemas';
 
 /** The answer to an interaction (SPEC S5.4); its `type` must match the interaction's `kind`. */
@@ -16,9 +16,10 @@ export const InteractionAnswer = z.discriminatedUnion('type', [
 export type InteractionAnswer = z.infer<typeof InteractionAnswer>;
 
 /** Who holds (or asks for) a conversation's lease: one receiver session, chosen by the receiver. */
-export const ReceiverId = z
-  .string()
-  .regex(/^[A-Za-z0-9_.:-]{1,200}$/, 'expected 1-200 characters of A-Z, a-z, 0-9, _ . : -');
+export const ReceiverId = matching(
+  /^[A-Za-z0-9_.:-]{1,200}$/,
+  'expected 1-200 characters of A-Z, a-z, 0-9, _ . : -',
+);
 export type ReceiverId = z.infer<typeof ReceiverId>;
 
 /** A notification as its publisher writes it: the conversation assigns `seq` and `conversationId`. */

@@ -13,12 +13,22 @@ export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];
 
 const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_[0-9a-f]{32}$`);
 
+/**
+ * A string that must match `pattern` (shown to models as the JSON Schema `pattern`). Not zod's
+ * `.regex()`: that resets the pattern's `lastIndex` on every parse, which throws once the worker
+ * shares the schema between workflows and so freezes it (workflows/shared-modules.ts).
+ */
+export const matching = (pattern: RegExp, message: string) =>
+  z
+    .string()
+    .refine((value) => pattern.test(value), message)
+    .meta({ pattern: pattern.source });
+
 /** A zod schema for ids of one prefix: `thread_` followed by 32 lowercase hex digits. */
 export function idSchema<Prefix extends IdPrefix>(prefix: Prefix) {
-  return z
-    .string()
-    .regex(idPattern(prefix), `expected ${prefix}_ followed by 32 lowercase hex digits`)
-    .transform((value) => value as `${Prefix}_${string}`);
+  return matching(idPattern(prefix), `expected ${prefix}_ followed by 32 lowercase hex digits`).transform(
+    (value) => value as `${Prefix}_${string}`,
+  );
 }
 
 export const ThreadId = idSchema('thread');

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { jsonBytes } from './bytes';
-import { ConversationId, MessageId, NotificationId, RequestId, ThreadId } from './ids';
+import { ConversationId, matching, MessageId, NotificationId, RequestId, ThreadId } from './ids';
+
+/** A thread's name: one segment of its canonical path. */
+export const namePattern = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 
 /** A thread's lifecycle (SPEC S4.9): pending → running ⇄ idle → completed | failed | cancelled. */
 export const ThreadStatus = z.enum(['pending', 'running', 'idle', 'completed', 'failed', 'cancelled']);
@@ -8,12 +11,10 @@ export type ThreadStatus = z.infer<typeof ThreadStatus>;
 export const terminalStatuses: readonly ThreadStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: ThreadStatus): boolean => terminalStatuses.includes(status);
 
-const name = z
-  .string()
-  .regex(
-    /^[a-z0-9][a-z0-9_-]{0,39}$/,
-    'expected 1-40 characters of a-z, 0-9, _ and -, starting with a letter or digit',
-  );
+const name = matching(
+  namePattern,
+  'expected 1-40 characters of a-z, 0-9, _ and -, starting with a letter or digit',
+);
 const text = (max: number) => z.string().min(1).max(max);
 
 /** How much of the parent's history a spawned child starts with (never tool traffic or system prompts). */
@@ -142,7 +143,10 @@ export type SpawnRequest = z.infer<typeof SpawnRequest>;
 export type SpawnRequestInput = z.input<typeof SpawnRequest>;
 
 /** SPEC S4.2: a spawn onto the worker fleet of a remote target registered in the grant. */
-export const RemoteSpawnRequest = spawnRequestObject.extend({ target: name }).strict().superRefine(fitsSpecBytes);
+export const RemoteSpawnRequest = spawnRequestObject
+  .extend({ target: name })
+  .strict()
+  .superRefine(fitsSpecBytes);
 export type RemoteSpawnRequest = z.infer<typeof RemoteSpawnRequest>;
 export type RemoteSpawnRequestInput = z.input<typeof RemoteSpawnRequest>;
 

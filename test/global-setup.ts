@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { dataDir, startDevServer, type DevServer } from '../scripts/temporal.cjs';
-import { workflowsPath } from '../workers/create-worker';
+import { bundleOptions } from '../workers/create-worker';
 
 declare global {
   var agentsKitTestServer: DevServer | undefined;
@@ -19,7 +19,7 @@ export default async function globalSetup(): Promise<void> {
     searchAttributes: searchAttributeRegistrations,
   });
   globalThis.agentsKitTestServer = server;
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ ...bundleOptions, logger: quietLogger });
   const bundlePath = join(runDir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   process.env.AGENTS_KIT_TEST_ADDRESS = server.address;

@@ -7,6 +7,16 @@ export type WorkflowSource =
 export const workflowsPath = require.resolve('../workflows');
 
 /**
+ * How every agents-kit workflow bundle is built (pass to `bundleWorkflowCode` for a prebuilt one): the
+ * workflow code is loaded once per worker thread and shared by all its workflows, frozen
+ * (workflows/shared-modules.ts), instead of once per cached workflow.
+ */
+export const bundleOptions = {
+  workflowsPath,
+  preloadModules: [require.resolve('../workflows/shared-modules')],
+};
+
+/**
  * Workflows a worker keeps in memory. Each cached workflow holds its own instance of the bundle's
  * modules (~2 MB of heap, ~3 MB of RSS measured), so this bound, not the number of threads, sets a
  * worker's memory: with 20 cached, heap stayed at 136–138 MB from 20 to 160 threads. Evicted
@@ -25,12 +35,15 @@ export async function createAgentWorker(options: {
   maxCachedWorkflows?: number;
   extra?: Partial<WorkerOptions>;
 }): Promise<Worker> {
+  const workflows = options.workflows ?? { workflowsPath };
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue,
     activities: options.activities ?? {},
-    ...(options.workflows ?? { workflowsPath }),
+    ...('workflowsPath' in workflows
+      ? { ...workflows, bundlerOptions: { preloadModules: bundleOptions.preloadModules } }
+      : workflows),
     ...(options.identity ? { identity: options.identity } : {}),
     maxCachedWorkflows: options.maxCachedWorkflows ?? defaultMaxCachedWorkflows,
     // Heartbeats carry interrupts to running tools: flush them within a second, not the SDK's 30 s.

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dataDir, projectRoot } from '../../scripts/temporal.cjs';
-import { workflowsPath } from '../../workers/create-worker';
+import { bundleOptions } from '../../workers/create-worker';
 
 const silent = {
   log: () => undefined,
@@ -15,8 +15,10 @@ const silent = {
 };
 
 test('workflows/ bundles for the sandbox and exports every workflow type', async () => {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: silent });
+  const { code } = await bundleWorkflowCode({ ...bundleOptions, logger: silent });
   expect(code).toContain('rootRunWorkflow');
+  // Loaded once per worker thread and shared by its workflows (workflows/shared-modules.ts).
+  expect(code).toMatch(/function preloadModules\(\) \{\s*require\([^)]*shared-modules/);
 });
 
 test('the bundler refuses workflow code that imports a Node built-in', async () => {
