@@ -14,15 +14,15 @@ const args = process.argv.slice(2);
 /**
  * A worker's heap cap, unless the caller set one: evicting cached workflows makes garbage, and without a
  * cap V8 lets RSS float far above what is live (RELIABILITY.md, worker memory). Sized for the cache:
- * ~2 MB of heap per cached workflow plus room for the rest.
+ * half a megabyte per cached workflow (each measured at ~0.2–0.4 MB) plus room for the rest.
  */
 function nodeOptions() {
   const options = process.env.NODE_OPTIONS ?? '';
   if (args[0] !== 'worker' || /max-old-space-size/.test(options)) return options;
-  const cached = Number(process.env.AGENTS_KIT_MAX_CACHED_WORKFLOWS || 250);
+  const cached = Number(process.env.AGENTS_KIT_MAX_CACHED_WORKFLOWS || 1000);
   // A bad value is reported by the worker's own configuration check; the cap then uses the default.
-  const workflows = Number.isInteger(cached) && cached > 0 ? cached : 250;
-  return `${options} --max-old-space-size=${Math.round(512 + 2.5 * workflows)}`.trim();
+  const workflows = Number.isInteger(cached) && cached > 0 ? cached : 1000;
+  return `${options} --max-old-space-size=${Math.round(512 + 0.5 * workflows)}`.trim();
 }
 
 // Through NODE_OPTIONS, so the process tsx starts (and its workflow threads) get the cap too.

@@ -21,7 +21,7 @@ test('defaults apply when nothing is set, and empty values count as unset', () =
     TEMPORAL_ADDRESS: '127.0.0.1:7233',
     TEMPORAL_NAMESPACE: 'default',
     AGENTS_KIT_TASK_QUEUE: 'agents-kit',
-    AGENTS_KIT_MAX_CACHED_WORKFLOWS: 250,
+    AGENTS_KIT_MAX_CACHED_WORKFLOWS: 1000,
   });
   expect(loadConfig({ AGENTS_KIT_MAX_CACHED_WORKFLOWS: '120' }).AGENTS_KIT_MAX_CACHED_WORKFLOWS).toBe(120);
 });

@@ -18,7 +18,7 @@ test('workflows/ bundles for the sandbox and exports every workflow type', async
   const { code } = await bundleWorkflowCode({ ...bundleOptions, logger: silent });
   expect(code).toContain('rootRunWorkflow');
   // Loaded once per worker thread and shared by its workflows (workflows/shared-modules.ts).
-  expect(code).toMatch(/function preloadModules\(\) \{\s*require\([^)]*shared-modules/);
+  expect(code).toMatch(/function preloadModules\(\) \{\s*__webpack_require__\([^)]*shared-modules\.ts/);
 });
 
 test('the bundler refuses workflow code that imports a Node built-in', async () => {
