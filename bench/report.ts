@@ -33,6 +33,8 @@ export interface BenchReport {
   };
   /** The dev server's dynamic config (`devServerSettings`, or the server's own with `--stock-server`). */
   serverSettings: Record<string, unknown>;
+  /** The dev server's SQLite pragmas (`devServerPragmas`, or WAL alone with `--stock-server`). */
+  sqlitePragmas: string[];
   config: object;
   results: OperationResult[];
   comparisons: Comparison[];
@@ -85,6 +87,8 @@ export function markdown(report: BenchReport): string {
     `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, ${machine.temporal}, load average ${machine.loadAverage} at the start. ` +
       'Server settings: `' +
       JSON.stringify(report.serverSettings) +
+      '`, SQLite `' +
+      report.sqlitePragmas.join(' ') +
       '`. Config: `' +
       JSON.stringify(report.config) +
       '`.',

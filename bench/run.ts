@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createActivities } from '../activities';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
-import { dataDir, devServerSettings, startDevServer } from '../scripts/temporal.cjs';
+import { dataDir, devServerPragmas, devServerSettings, startDevServer } from '../scripts/temporal.cjs';
 import { createAgentWorker } from '../workers/create-worker';
 import {
   interruptBenchmark,
@@ -54,7 +54,8 @@ function readConfig(): BenchConfig & { stockServer: boolean } {
     concurrency: read('concurrency', 4, 1),
     costOps: read('cost-ops', 5, 1),
     settleMs: read('settle-ms', 30, 0),
-    // The server's own transfer-queue read rate (20/s per shard) instead of ours, to show its effect.
+    // The server's own transfer-queue read rate (20/s per shard) and an fsync per SQLite commit instead
+    // of ours, to show their effect.
     stockServer: values['stock-server'] === true || process.env.BENCH_STOCK_SERVER === '1',
   };
 }
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     ...devServerSettings,
     ...(stockServer ? { 'history.transferProcessorMaxPollRPS': 20 } : {}),
   };
+  const sqlitePragmas = stockServer ? ['journal_mode=WAL'] : [...devServerPragmas];
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const startedAt = new Date().toISOString();
   const loadAverage = Math.round(loadavg()[0]! * 100) / 100;
@@ -75,8 +77,11 @@ async function main(): Promise<void> {
     headless: true,
     searchAttributes: searchAttributeRegistrations,
     dynamicConfig: serverSettings,
+    sqlitePragmas,
   });
-  log(`dev server on ${server.address} with ${JSON.stringify(serverSettings)}`);
+  log(
+    `dev server on ${server.address} with ${JSON.stringify(serverSettings)}, SQLite ${sqlitePragmas.join(' ')}`,
+  );
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
         loadAverage,
       },
       serverSettings,
+      sqlitePragmas,
       config,
       results,
       comparisons: compare(results),

@@ -15,6 +15,8 @@ export interface DevServerOptions {
   quiet?: boolean;
   /** Overrides of `devServerSettings` (e.g. the server's own default, for a comparison). */
   dynamicConfig?: Record<string, unknown>;
+  /** SQLite pragmas instead of `devServerPragmas`. */
+  sqlitePragmas?: string[];
 }
 export interface DevServer {
   binary: string;
@@ -28,4 +30,6 @@ export interface DevServer {
 }
 /** The dynamic config every dev server of ours starts with. */
 export declare const devServerSettings: Readonly<Record<string, unknown>>;
+/** The SQLite pragmas every dev server of ours starts with (WAL, no fsync per commit). */
+export declare const devServerPragmas: readonly string[];
 export declare function startDevServer(options?: DevServerOptions): Promise<DevServer>;
