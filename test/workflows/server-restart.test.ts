@@ -1,5 +1,6 @@
-// SPEC S7.2, reduced for npm test: the dev server (SQLite database file) is stopped and restarted on the
-// same file and port twice during a busy run; the checker judges the log as in the crash test.
+// SPEC S7.2, reduced for npm test: the dev server (SQLite database file) is killed (SIGKILL) and, later,
+// stopped, and each time restarted on the same file and port during a busy run; the checker judges the
+// log as in the crash test.
 import { Client, Connection } from '@temporalio/client';
 import { join } from 'node:path';
 import { searchAttributeRegistrations } from '../../domain/search-attributes';
@@ -46,6 +47,12 @@ test(`a dev server restarted twice on its database file mid-run loses nothing (s
     faults: 2,
     fault: async () => {
       const stopped = Date.now();
+      // The first restart follows a crash (SIGKILL: the SQLite log is written but not synced), the
+      // second a clean stop.
+      if (restarts === 0) {
+        process.kill(server!.pid, 'SIGKILL');
+        await server!.exited;
+      }
       await server!.stop();
       server = await start(port);
       downMs += Date.now() - stopped;
