@@ -10,8 +10,15 @@ import { echoUpdate, nextItemUpdate, pushSignal, startBenchChildUpdate, stopSign
 // The bare Temporal primitives the benchmark compares agents-kit against. Each does the least its
 // primitive needs: no timers, no search attribute upserts, no extra signals, so its history is the floor.
 
-/** Does nothing: it is running as soon as its first workflow task completes. */
-export async function benchChildWorkflow(): Promise<void> {}
+/**
+ * Running as soon as its first workflow task completes, and then waits, as a spawned agent does (a
+ * child that completed at once would add its completion to the parent's work).
+ */
+export async function benchChildWorkflow(): Promise<void> {
+  let stopped = false;
+  setHandler(stopSignal, () => void (stopped = true));
+  await condition(() => stopped);
+}
 
 /** Starts bench children on request (child workflow start, the primitive under a spawn). */
 export async function benchParentWorkflow(): Promise<void> {
