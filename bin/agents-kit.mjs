@@ -19,9 +19,10 @@ const args = process.argv.slice(2);
 function nodeOptions() {
   const options = process.env.NODE_OPTIONS ?? '';
   if (args[0] !== 'worker' || /max-old-space-size/.test(options)) return options;
-  const cached = Number(process.env.AGENTS_KIT_MAX_CACHED_WORKFLOWS || 1000);
+  const defaultCache = 1000; // workers/create-worker.ts: defaultMaxCachedWorkflows (this file runs before tsx)
+  const cached = Number(process.env.AGENTS_KIT_MAX_CACHED_WORKFLOWS || defaultCache);
   // A bad value is reported by the worker's own configuration check; the cap then uses the default.
-  const workflows = Number.isInteger(cached) && cached > 0 ? cached : 1000;
+  const workflows = Number.isInteger(cached) && cached > 0 ? cached : defaultCache;
   return `${options} --max-old-space-size=${Math.round(512 + 0.5 * workflows)}`.trim();
 }
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { matching } from './ids';
-import { namePattern } from './schemas';
+import { ThreadName } from './schemas';
 
 /**
  * The agent-control tools a model sees (SPEC S4): names, descriptions and zod inputs. The same schemas
@@ -10,9 +9,7 @@ export const agentToolInputs = {
   spawn_agent: z
     .object({
       task: z.string().min(1).describe('What the new sub-agent must do, self-contained.'),
-      name: matching(namePattern, 'expected 1-40 characters of a-z, 0-9, _ and -')
-        .optional()
-        .describe('Short lowercase name, unique among your live children.'),
+      name: ThreadName.optional().describe('Short lowercase name, unique among your live children.'),
       instructions: z.string().optional().describe('Extra system instructions for the sub-agent.'),
       tools: z.array(z.string()).optional().describe('Tools the sub-agent may use (a subset of yours).'),
       fork: z

@@ -2,17 +2,15 @@ import { z } from 'zod';
 import { jsonBytes } from './bytes';
 import { ConversationId, matching, MessageId, NotificationId, RequestId, ThreadId } from './ids';
 
-/** A thread's name: one segment of its canonical path. */
-export const namePattern = /^[a-z0-9][a-z0-9_-]{0,39}$/;
-
 /** A thread's lifecycle (SPEC S4.9): pending → running ⇄ idle → completed | failed | cancelled. */
 export const ThreadStatus = z.enum(['pending', 'running', 'idle', 'completed', 'failed', 'cancelled']);
 export type ThreadStatus = z.infer<typeof ThreadStatus>;
 export const terminalStatuses: readonly ThreadStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminal = (status: ThreadStatus): boolean => terminalStatuses.includes(status);
 
-const name = matching(
-  namePattern,
+/** A thread's (or remote target's) name: one segment of a canonical path. */
+export const ThreadName = matching(
+  /^[a-z0-9][a-z0-9_-]{0,39}$/,
   'expected 1-40 characters of a-z, 0-9, _ and -, starting with a letter or digit',
 );
 const text = (max: number) => z.string().min(1).max(max);
@@ -43,9 +41,9 @@ export const ScriptStep: z.ZodType<ScriptStepShape> = z.lazy(() =>
     z
       .object({
         type: z.literal('spawn'),
-        as: name.optional(),
+        as: ThreadName.optional(),
         request: SpawnRequest,
-        remoteTarget: name.optional(),
+        remoteTarget: ThreadName.optional(),
       })
       .strict(),
     z
@@ -100,7 +98,7 @@ export type KernelSpec = z.infer<typeof KernelSpec>;
 export const AgentSpec = z
   .object({
     task: text(100_000),
-    name: name.optional(),
+    name: ThreadName.optional(),
     instructions: z.string().max(100_000).optional(),
     model: z.string().min(1).max(200).optional(),
     tools: z.array(z.string().min(1).max(100)).max(200).optional(),
@@ -144,7 +142,7 @@ export type SpawnRequestInput = z.input<typeof SpawnRequest>;
 
 /** SPEC S4.2: a spawn onto the worker fleet of a remote target registered in the grant. */
 export const RemoteSpawnRequest = spawnRequestObject
-  .extend({ target: name })
+  .extend({ target: ThreadName })
   .strict()
   .superRefine(fitsSpecBytes);
 export type RemoteSpawnRequest = z.infer<typeof RemoteSpawnRequest>;
@@ -170,7 +168,7 @@ export const AgentThread = z
     rootId: ThreadId,
     parentId: ThreadId.nullable(),
     conversationId: ConversationId,
-    name: name,
+    name: ThreadName,
     path: z.string(),
     depth: z.number().int().min(0),
     status: ThreadStatus,
@@ -290,7 +288,7 @@ export const DelegationGrant = z
       .min(1)
       .max(30 * 24 * 3_600_000)
       .default(600_000),
-    remoteTargets: z.record(name, RemoteTarget).default({}),
+    remoteTargets: z.record(ThreadName, RemoteTarget).default({}),
     revoked: z.boolean().default(false),
   })
   .strict();

@@ -20,7 +20,7 @@ try {
     readMembers(schema);
     readMembers(schema._zod);
     // Its parser decides on its first two parses whether it can recurse and then stops changing.
-    for (let parse = 0; parse < 3; parse++) attempt(() => schema.safeParse?.(undefined));
+    for (let parse = 0; parse < 2; parse++) attempt(() => schema.safeParse?.(undefined));
   }
 } finally {
   globalConfig.postProcessor = previous;
