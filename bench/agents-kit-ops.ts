@@ -104,6 +104,7 @@ export function sendMessageBenchmark(context: BenchContext): OperationBenchmark 
     name: 'sendMessage → mailbox',
     kind: 'agents-kit',
     primitive: Primitive.signal,
+    floor: Primitive.relayedSignal,
     observedBy: 'history',
     description:
       'root sendMessage (triggerTurn false) to an idle agent; until the agent’s task that accepted it completes',
@@ -135,6 +136,7 @@ export function interruptBenchmark(context: BenchContext): OperationBenchmark {
     name: 'interrupt → receipt',
     kind: 'agents-kit',
     primitive: Primitive.update,
+    floor: Primitive.relayUpdate,
     observedBy: 'client',
     description: 'rootControls().interrupt() of an idle agent; until the receipt returns',
     costNote: 'the interrupt update on the root and its interrupt signal to the agent',
@@ -252,6 +254,7 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
     name: 'resolve → agent wakes',
     kind: 'agents-kit',
     primitive: Primitive.signal,
+    floor: Primitive.relayedSignal,
     observedBy: 'history',
     description:
       'resolveNotification() of an agent’s question; until the agent’s task that took the answer completes',

@@ -6,10 +6,25 @@ import { eventTypeName, historyCost, type HistoryCost } from './actions';
 /** One event of a workflow history, as the client returns it. */
 export type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 
-/** The events of a workflow's current run (empty when it does not exist). */
+/**
+ * The events of a workflow, oldest run first: its current run and the runs it continued from (an agent
+ * continues-as-new when its history grows long, and an event looked for may be in an earlier run).
+ * Empty when the workflow does not exist.
+ */
 export async function fetchEvents(client: Client, workflowId: string): Promise<HistoryEvent[]> {
+  const runs: HistoryEvent[][] = [];
+  let runId: string | undefined;
+  do {
+    const events = await fetchRun(client, workflowId, runId);
+    runs.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  } while (runId);
+  return runs.flat();
+}
+
+async function fetchRun(client: Client, workflowId: string, runId?: string): Promise<HistoryEvent[]> {
   try {
-    return (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    return (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
   } catch (error) {
     // A workflow that is not started yet has no history (the raw gRPC answer is NOT_FOUND, code 5).
     const notFound =

@@ -41,6 +41,11 @@ export interface OperationResult {
   kind: 'primitive' | 'agents-kit';
   /** For an agents-kit operation: the primitive it is compared with. */
   primitive?: string;
+  /**
+   * For an agents-kit operation whose design routes it through a host workflow (SPEC S3.1, S5.4): the
+   * primitive that is the least any such route takes; reported beside the target comparison.
+   */
+  floor?: string;
   /** Where completion is observed: `client` (the call returns) or `history` (the recipient's workflow task). */
   observedBy: 'client' | 'history';
   description: string;
@@ -55,6 +60,7 @@ export interface OperationBenchmark {
   name: string;
   kind: OperationResult['kind'];
   primitive?: string;
+  floor?: string;
   observedBy: OperationResult['observedBy'];
   description: string;
   costNote: string;
@@ -119,6 +125,7 @@ export async function measure(benchmark: OperationBenchmark, config: BenchConfig
     name: benchmark.name,
     kind: benchmark.kind,
     ...(benchmark.primitive ? { primitive: benchmark.primitive } : {}),
+    ...(benchmark.floor ? { floor: benchmark.floor } : {}),
     observedBy: benchmark.observedBy,
     description: benchmark.description,
     latency: summarizeLatencies(withoutWarmup(latencies, config.warmup)),

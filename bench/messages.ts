@@ -10,5 +10,10 @@ export const echoUpdate = defineUpdate<number, [number]>('bench-echo');
 export const pushSignal = defineSignal<[number]>('bench-push');
 /** Bench target: long-poll for the item after `seen` items; answers once it has been pushed. */
 export const nextItemUpdate = defineUpdate<number, [number]>('bench-next-item');
+/**
+ * Bench relay: signals `item` to the bench target `targetId` and answers at once, without waiting for
+ * the signal (the one hop a host adds: an update whose handler sends a signal on).
+ */
+export const relayUpdate = defineUpdate<number, [string, number]>('bench-relay');
 /** Any bench workflow: finish. */
 export const stopSignal = defineSignal<[]>('bench-stop');

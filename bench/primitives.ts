@@ -10,8 +10,15 @@ import {
   signalHandledMs,
 } from './histories';
 import { clientTimed, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
-import { echoUpdate, nextItemUpdate, pushSignal, startBenchChildUpdate, stopSignal } from './messages';
-import type { benchParentWorkflow, benchTargetWorkflow } from './workflows';
+import {
+  echoUpdate,
+  nextItemUpdate,
+  pushSignal,
+  relayUpdate,
+  startBenchChildUpdate,
+  stopSignal,
+} from './messages';
+import type { benchParentWorkflow, benchRelayWorkflow, benchTargetWorkflow } from './workflows';
 
 /** Names of the primitives, as the agents-kit operations refer to them. */
 export const Primitive = {
@@ -19,6 +26,10 @@ export const Primitive = {
   signal: 'signal → handler',
   update: 'update round trip',
   longPoll: 'long-poll update wake-up',
+  /** The floor of a host-routed delivery: an update to a relay, which signals the recipient. */
+  relayedSignal: 'relayed signal → handler',
+  /** The floor of a host-routed command's answer: the relay's update round trip (its signal goes on). */
+  relayUpdate: 'relaying update round trip',
 } as const;
 export type Primitive = (typeof Primitive)[keyof typeof Primitive];
 
@@ -118,6 +129,57 @@ export function signalBenchmark(context: BenchContext): OperationBenchmark {
     operate: () => sendOne(),
     cost: (operations) =>
       costOf(context.client, [target.workflowId], operations, async () => (await sendOne(), [])),
+  };
+}
+
+/**
+ * A host's hop: a client update to one relay workflow, whose handler signals a target and answers at
+ * once. Observed at the target (`delivery`: until the target's task that ran the signal's handler
+ * completes) or at the client (`receipt`: until the update answers). Every lane shares the one relay,
+ * as every control operation of a run shares its root.
+ */
+export function relayBenchmark(context: BenchContext, observed: 'delivery' | 'receipt'): OperationBenchmark {
+  let relay: WorkflowHandle<typeof benchRelayWorkflow>;
+  let target: WorkflowHandle<typeof benchTargetWorkflow>;
+  let count = 0;
+  const relayOne = async (): Promise<TimedOperation> => {
+    const item = count++;
+    const startMs = Date.now();
+    await relay.executeUpdate(relayUpdate, { args: [target.workflowId, item] });
+    const endMs = Date.now();
+    return {
+      startMs,
+      completedMs: async () =>
+        observed === 'receipt'
+          ? endMs
+          : awaitHistoryTime(context.client, target.workflowId, (events) =>
+              signalHandledMs(events, pushSignal.name, (argument) => argument === item),
+            ),
+    };
+  };
+  return {
+    name: observed === 'delivery' ? Primitive.relayedSignal : Primitive.relayUpdate,
+    kind: 'primitive',
+    observedBy: observed === 'delivery' ? 'history' : 'client',
+    description:
+      observed === 'delivery'
+        ? 'client update to a relay that signals the target and answers; until the target’s task that ran the handler completes'
+        : 'client update to a relay that signals a target and answers at once; until the update answers',
+    costNote: 'relay: one update and the signal it sends; target: the signal and the task that handles it',
+    async setup() {
+      relay = await context.client.workflow.start<typeof benchRelayWorkflow>('benchRelayWorkflow', {
+        taskQueue: context.taskQueue,
+        workflowId: `bench-${context.runId}-relay-${observed}`,
+      });
+      context.cleanup.push(() => relay.signal(stopSignal));
+      target = await startTarget(context, `relay-${observed}-target`);
+    },
+    operate: () => relayOne(),
+    cost: (operations) =>
+      costOf(context.client, [relay.workflowId, target.workflowId], operations, async () => {
+        await (await relayOne()).completedMs();
+        return [];
+      }),
   };
 }
 

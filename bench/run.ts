@@ -21,6 +21,7 @@ import { measure, type BenchConfig, type OperationBenchmark, type OperationResul
 import {
   childStartBenchmark,
   longPollBenchmark,
+  relayBenchmark,
   signalBenchmark,
   updateBenchmark,
   type BenchContext,
@@ -102,9 +103,11 @@ async function main(): Promise<void> {
       childStartBenchmark(context),
       spawnBenchmark(context),
       signalBenchmark(context),
+      relayBenchmark(context, 'delivery'),
       sendMessageBenchmark(context),
       resolveBenchmark(context),
       updateBenchmark(context),
+      relayBenchmark(context, 'receipt'),
       interruptBenchmark(context),
       longPollBenchmark(context),
       publishRecvBenchmark(context),
@@ -142,7 +145,10 @@ async function main(): Promise<void> {
     log(`wrote ${written}, bench/results/latest.md and latest.svg`);
     for (const comparison of report.comparisons) {
       log(
-        `${comparison.operation} vs ${comparison.primitive}: p50 ${comparison.p50Ratio}×, throughput ${comparison.throughputRatio}×, +${comparison.extraActions} actions/op`,
+        `${comparison.operation} vs ${comparison.primitive}: p50 ${comparison.p50Ratio}×, throughput ${comparison.throughputRatio}×, +${comparison.extraActions} actions/op` +
+          (comparison.floor
+            ? `; vs ${comparison.floor.primitive}: p50 ${comparison.floor.p50Ratio}×, throughput ${comparison.floor.throughputRatio}×`
+            : ''),
       );
     }
   } finally {

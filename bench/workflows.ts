@@ -1,11 +1,19 @@
 import {
   allHandlersFinished,
   condition,
+  getExternalWorkflowHandle,
   ParentClosePolicy,
   setHandler,
   startChild,
 } from '@temporalio/workflow';
-import { echoUpdate, nextItemUpdate, pushSignal, startBenchChildUpdate, stopSignal } from './messages';
+import {
+  echoUpdate,
+  nextItemUpdate,
+  pushSignal,
+  relayUpdate,
+  startBenchChildUpdate,
+  stopSignal,
+} from './messages';
 
 // The bare Temporal primitives the benchmark compares agents-kit against. Each does the least its
 // primitive needs: no timers, no search attribute upserts, no extra signals, so its history is the floor.
@@ -43,4 +51,22 @@ export async function benchTargetWorkflow(): Promise<void> {
   });
   setHandler(stopSignal, () => void (stopped = true));
   await condition(() => stopped && allHandlersFinished());
+}
+
+/**
+ * Passes items on to bench targets, as a host passes an operation on to the workflow it is for: the
+ * floor of an operation routed through a host (the root run, a conversation).
+ */
+export async function benchRelayWorkflow(): Promise<void> {
+  let stopped = false;
+  let sending = 0;
+  setHandler(relayUpdate, (targetId, item) => {
+    sending++;
+    void getExternalWorkflowHandle(targetId)
+      .signal(pushSignal, item)
+      .finally(() => void sending--);
+    return item;
+  });
+  setHandler(stopSignal, () => void (stopped = true));
+  await condition(() => stopped && sending === 0 && allHandlersFinished());
 }

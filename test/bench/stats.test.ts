@@ -154,5 +154,21 @@ describe('comparison with the primitive', () => {
       extraActions: 1,
     });
     expect(missed).toMatchObject({ latencyMet: false, throughputMet: false, extraActions: 4 });
+    expect(met).not.toHaveProperty('floor');
+  });
+
+  it('adds the ratios to a host-routed floor beside the targets, which stay against the primitive', () => {
+    const [send] = compare([
+      result('signal', 10, 400, 1),
+      result('relayed signal', 16, 160, 1),
+      { ...result('sendMessage', 20, 120, 2, 'signal'), floor: 'relayed signal' },
+    ]);
+    expect(send).toMatchObject({
+      p50Ratio: 2,
+      throughputRatio: 0.3,
+      latencyMet: false,
+      throughputMet: false,
+      floor: { primitive: 'relayed signal', p50Ratio: 1.25, throughputRatio: 0.75 },
+    });
   });
 });
