@@ -87,7 +87,8 @@ export function childStartBenchmark(context: BenchContext): OperationBenchmark {
     observedBy: 'history',
     description:
       'client update to a parent that starts a child; until the child’s first workflow task completes',
-    costNote: 'parent: update + child start; child: its start and first task (it then waits, as an agent does)',
+    costNote:
+      'parent: update + child start; child: its start and first task (it then waits, as an agent does)',
     async setup() {
       parent = await context.client.workflow.start<typeof benchParentWorkflow>('benchParentWorkflow', {
         taskQueue: context.taskQueue,
