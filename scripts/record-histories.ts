@@ -4,7 +4,9 @@
 // test/fixtures/histories/<name>.json; test/workflows/replay.test.ts replays them all. Re-record only
 // on purpose: a workflow change that breaks replay of these files needs patching (S7.4), not new files.
 // `--paged` records only the paging conversation and adds its histories as paged-… (written after the
-// `conversation-pages` patch; the other files predate it and must keep replaying).
+// `conversation-pages` patch; the other files predate it and must keep replaying). `--add <prefix>`
+// records the root-run scenario (root run, agents, conversations) and adds it as <prefix>-…, keeping
+// every other file: histories of a patched code path, next to the older ones that must still replay.
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
@@ -384,8 +386,14 @@ async function main(): Promise<void> {
     running = worker.run();
     // `--paged` adds the paging conversation's histories (paged-…) and keeps every other fixture.
     const pagedOnly = process.argv.includes('--paged');
+    const addAt = process.argv.indexOf('--add');
+    const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
+    if (addAt >= 0 && !/^[a-z][a-z0-9-]*$/.test(added ?? ''))
+      throw new Error(`--add needs a prefix of lowercase letters, digits and dashes, got ${added}`);
     if (pagedOnly) {
       await recordPagedConversation(client, taskQueue);
+    } else if (added) {
+      await recordRootRun(client, taskQueue);
     } else {
       await recordRootRun(client, taskQueue);
       await recordConversation(client, taskQueue);
@@ -393,7 +401,7 @@ async function main(): Promise<void> {
     }
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
-    await writeHistories(client, pagedOnly ? 'paged' : undefined);
+    await writeHistories(client, pagedOnly ? 'paged' : added);
   } finally {
     worker?.shutdown();
     await running?.catch(() => undefined);

@@ -1,8 +1,10 @@
 import {
+  CancellationScope,
   condition,
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
+  patched,
   setHandler,
   startChild,
   uuid4,
@@ -20,6 +22,21 @@ import {
 import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
+
+/**
+ * Bounds of one publish signal: the schema's 1,000 notifications, and 256 K characters of JSON (at most
+ * 768 KiB of UTF-8, well inside Temporal's 2 MiB payload limit).
+ */
+const maxBatch = { notifications: 1000, chars: 256 * 1024 };
+
+/**
+ * Resolves once the current activation's microtasks have run: a condition is evaluated once when it is
+ * made (false here) and again only after them.
+ */
+function activationSettled(): Promise<void> {
+  let made = false;
+  return condition(() => made || !(made = true));
+}
 
 /** What an agent asks a person (SPEC S5.1): approve a tool call, or answer a question. */
 export interface InteractionRequest {
@@ -39,7 +56,10 @@ export class ThreadConversation {
   private readonly answers = new Map<string, InteractionAnswer>();
   private readonly outgoing = new Set<Promise<void>>();
   private started: Promise<void> = Promise.resolve();
+  /** Notifications of this activation not yet sent, and the conversation their interactions mirror to. */
   private batch: NotificationDraft[] = [];
+  private batchChars = 0;
+  private batchMirror: ConversationId | undefined;
 
   constructor(
     private readonly thread: () => AgentThread,
@@ -115,15 +135,43 @@ export class ThreadConversation {
 
   /** Publishing and settling still in flight. */
   get idle(): boolean {
-    return this.outgoing.size === 0;
+    return this.outgoing.size === 0 && this.batch.length === 0;
   }
 
+  /**
+   * Sends a notification. The notifications of one activation go in one publish signal (a turn's end
+   * publishes its reply and its status together: one action and one conversation task fewer), sent once
+   * the activation's other work has run; runs recorded before send one signal each.
+   */
   private send(body: NotificationBody, mirrorInteractionsTo?: ConversationId): void {
     const notification = { id: newId('notification', uuid4), createdAt: new Date().toISOString(), body };
-    const request = {
-      notifications: [notification],
-      ...(mirrorInteractionsTo ? { mirrorInteractionsTo } : {}),
-    };
+    if (!patched('publish-batched')) {
+      this.signalPublish([notification], mirrorInteractionsTo);
+      return;
+    }
+    const chars = JSON.stringify(notification).length;
+    if (this.batch.length >= maxBatch.notifications || this.batchChars + chars > maxBatch.chars) this.flush();
+    // Not cancelled with the turn that published it: the batch is sent even if that turn is interrupted.
+    if (this.batch.length === 0)
+      void CancellationScope.nonCancellable(async () => {
+        await activationSettled();
+        this.flush();
+      });
+    this.batch.push(notification);
+    this.batchChars += chars;
+    this.batchMirror ??= mirrorInteractionsTo;
+  }
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    this.signalPublish(this.batch, this.batchMirror);
+    this.batch = [];
+    this.batchChars = 0;
+    this.batchMirror = undefined;
+  }
+
+  private signalPublish(notifications: NotificationDraft[], mirrorInteractionsTo?: ConversationId): void {
+    const request = { notifications, ...(mirrorInteractionsTo ? { mirrorInteractionsTo } : {}) };
     this.track(
       this.started.then(() => getExternalWorkflowHandle(this.conversationId).signal(publishSignal, request)),
     );
