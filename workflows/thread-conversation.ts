@@ -29,6 +29,13 @@ import { conversationWorkflow } from './conversation-workflow';
  */
 const maxBatch = { notifications: 1000, chars: 256 * 1024 };
 
+interface PendingNotification {
+  notification: NotificationDraft;
+  /** Its JSON size in characters, for `maxBatch`. */
+  chars: number;
+  mirrorInteractionsTo?: ConversationId | undefined;
+}
+
 /**
  * Resolves once the current activation's microtasks have run: a condition is evaluated once when it is
  * made (false here) and again only after them.
@@ -56,10 +63,9 @@ export class ThreadConversation {
   private readonly answers = new Map<string, InteractionAnswer>();
   private readonly outgoing = new Set<Promise<void>>();
   private started: Promise<void> = Promise.resolve();
-  /** Notifications of this activation not yet sent, and the conversation their interactions mirror to. */
-  private batch: NotificationDraft[] = [];
-  private batchChars = 0;
-  private batchMirror: ConversationId | undefined;
+  /** Notifications not sent yet, oldest first, and whether a signal is in flight or about to be sent. */
+  private readonly pending: PendingNotification[] = [];
+  private publishing = false;
 
   constructor(
     private readonly thread: () => AgentThread,
@@ -135,45 +141,65 @@ export class ThreadConversation {
 
   /** Publishing and settling still in flight. */
   get idle(): boolean {
-    return this.outgoing.size === 0 && this.batch.length === 0;
+    return this.outgoing.size === 0 && this.pending.length === 0;
   }
 
   /**
-   * Sends a notification. The notifications of one activation go in one publish signal (a turn's end
-   * publishes its reply and its status together: one action and one conversation task fewer), sent once
-   * the activation's other work has run; runs recorded before send one signal each.
+   * Sends a notification (SPEC S5.2: the conversation numbers notifications in the order they arrive).
+   * One publish signal is in flight at a time: signals sent together may arrive in any order (a turn's
+   * end was seen before its start). What is published meanwhile waits and goes in the next signal, with
+   * everything else published up to the end of that activation: a turn's start, reply and end usually
+   * make one signal, one action and one conversation task instead of three. Runs recorded before this
+   * send one signal per notification at once.
    */
   private send(body: NotificationBody, mirrorInteractionsTo?: ConversationId): void {
     const notification = { id: newId('notification', uuid4), createdAt: new Date().toISOString(), body };
     if (!patched('publish-batched')) {
-      this.signalPublish([notification], mirrorInteractionsTo);
+      this.track(this.signalPublish([notification], mirrorInteractionsTo));
       return;
     }
-    const chars = JSON.stringify(notification).length;
-    if (this.batch.length >= maxBatch.notifications || this.batchChars + chars > maxBatch.chars) this.flush();
-    // Not cancelled with the turn that published it: the batch is sent even if that turn is interrupted.
-    if (this.batch.length === 0)
-      void CancellationScope.nonCancellable(async () => {
-        await activationSettled();
-        this.flush();
-      });
-    this.batch.push(notification);
-    this.batchChars += chars;
-    this.batchMirror ??= mirrorInteractionsTo;
+    this.pending.push({ notification, chars: JSON.stringify(notification).length, mirrorInteractionsTo });
+    if (!this.publishing) this.publishInOrder();
   }
 
-  private flush(): void {
-    if (this.batch.length === 0) return;
-    this.signalPublish(this.batch, this.batchMirror);
-    this.batch = [];
-    this.batchChars = 0;
-    this.batchMirror = undefined;
+  private publishInOrder(): void {
+    this.publishing = true;
+    // Not cancelled with the turn that published: an interrupted turn's notifications still go.
+    const publishing = CancellationScope.nonCancellable(async () => {
+      try {
+        while (this.pending.length > 0) {
+          await activationSettled();
+          const batch = this.takeBatch();
+          const mirror = batch.find((entry) => entry.mirrorInteractionsTo)?.mirrorInteractionsTo;
+          const notifications = batch.map((entry) => entry.notification);
+          await this.signalPublish(notifications, mirror).catch((error: unknown) =>
+            log.warn('publish signal failed', { error: String(error) }),
+          );
+        }
+      } finally {
+        // In the same microtask as the last check: a notification sent after it starts a new loop.
+        this.publishing = false;
+      }
+    });
+    this.track(publishing);
   }
 
-  private signalPublish(notifications: NotificationDraft[], mirrorInteractionsTo?: ConversationId): void {
+  /** The oldest waiting notifications that fit one publish signal (at least one). */
+  private takeBatch(): PendingNotification[] {
+    let count = 0;
+    let chars = 0;
+    for (const { chars: size } of this.pending) {
+      if (count === maxBatch.notifications || (count > 0 && chars + size > maxBatch.chars)) break;
+      count++;
+      chars += size;
+    }
+    return this.pending.splice(0, count);
+  }
+
+  private signalPublish(notifications: NotificationDraft[], mirrorInteractionsTo?: ConversationId) {
     const request = { notifications, ...(mirrorInteractionsTo ? { mirrorInteractionsTo } : {}) };
-    this.track(
-      this.started.then(() => getExternalWorkflowHandle(this.conversationId).signal(publishSignal, request)),
+    return this.started.then(() =>
+      getExternalWorkflowHandle(this.conversationId).signal(publishSignal, request),
     );
   }
 
