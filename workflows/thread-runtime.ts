@@ -3,7 +3,9 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
+  sleep,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ThreadLoopState } from '../domain/control';
@@ -53,6 +55,8 @@ export type LoopExit = 'stopped' | 'idle-timeout' | 'continue-as-new';
 export class ThreadLoop {
   private stopRequested = false;
   private currentTurn: CancellationScope | undefined;
+  /** The idle timer started by an earlier idle period that has not fired yet, and when it fires. */
+  private idleTimer: { firesAt: number } | undefined;
 
   constructor(
     private readonly thread: () => AgentThread,
@@ -91,18 +95,50 @@ export class ThreadLoop {
    */
   async run(options: { idleTimeoutMs: number; pause?: () => boolean }): Promise<LoopExit> {
     const pause = options.pause ?? (() => false);
+    const wakes = () => this.state.turnRequested || this.stopRequested || pause();
     for (;;) {
-      const idleFor = this.state.idleSince ? Date.now() - Date.parse(this.state.idleSince) : 0;
-      const woke = await condition(
-        () => this.state.turnRequested || this.stopRequested || pause(),
-        Math.max(1, options.idleTimeoutMs - idleFor),
-      );
+      const woke = patched('idle-timer-kept')
+        ? await this.idleWait(options.idleTimeoutMs, wakes)
+        : await condition(wakes, Math.max(1, options.idleTimeoutMs - this.idleFor()));
       if (this.stopRequested) return 'stopped';
       if (!woke) return 'idle-timeout';
       if (!this.state.turnRequested) return 'continue-as-new';
       await this.runTurn();
       if (this.stopRequested) return 'stopped';
     }
+  }
+
+  private idleFor(): number {
+    return this.state.idleSince ? Date.now() - Date.parse(this.state.idleSince) : 0;
+  }
+
+  /**
+   * Waits until `wakes()` (true) or the thread has been idle for `timeoutMs` (false). The timer is not
+   * cancelled when a turn starts: the next idle period waits on it and, when it fires early for that
+   * period, starts one for the rest. A thread whose turns come more often than its idle timeout starts a
+   * timer per timeout instead of two timer events and an action per turn. Runs recorded before this
+   * started and cancelled one per idle period.
+   */
+  private async idleWait(timeoutMs: number, wakes: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + Math.max(1, timeoutMs - this.idleFor());
+    for (;;) {
+      // A timer that would fire after the deadline (the grant's timeout got shorter) is left behind.
+      if (!this.idleTimer || this.idleTimer.firesAt > deadline) this.startIdleTimer(deadline - Date.now());
+      const timer = this.idleTimer;
+      await condition(() => wakes() || this.idleTimer !== timer);
+      if (wakes()) return true;
+      if (Date.now() >= deadline) return false;
+    }
+  }
+
+  private startIdleTimer(ms: number): void {
+    const timer = { firesAt: Date.now() + ms };
+    this.idleTimer = timer;
+    const fired = () => {
+      if (this.idleTimer === timer) this.idleTimer = undefined;
+    };
+    // Cancelled only with the workflow itself, which then ends: either way the wait is over.
+    void sleep(ms).then(fired, fired);
   }
 
   private async runTurn(): Promise<void> {

@@ -1,4 +1,5 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { createActivities } from '../../activities';
 import { newId } from '../../domain/ids';
@@ -68,6 +69,46 @@ describe('interrupt (S4.6)', () => {
     const { ThreadControls } = await import('../../client/thread-service');
     const sibling = new ThreadControls(service.handle, { rootId: service.rootThreadId, threadId: first.id });
     expect((await kitErrorOf(sibling.interrupt(second.id))).kind).toBe('PermissionDenied');
+  });
+});
+
+describe('idle timeout (S4.9)', () => {
+  test('a thread ends a full idle timeout after its last turn; its timer is not restarted per turn', async () => {
+    const idleTimeoutMs = 1500;
+    const label = randomUUID();
+    // The root works on (a long tool call), so only the child idles.
+    const service = await attachRun(temporal.client, taskQueue, {
+      root: { task: 'stay busy', name: 'root', kernel: script([slowStep(label, 60_000)]) },
+      grant: { owner: 'tests', idleTimeoutMs },
+    });
+    const root = service.rootControls();
+    const reply = (text: string): ScriptStepShape[] => [{ type: 'reply', text }];
+    const child = await root.spawn({
+      task: 'reply',
+      kernel: script(reply('one'), reply('two'), reply('three')),
+    });
+    for (let turn = 1; turn <= 3; turn++) {
+      await untilTurns(service, child.id, turn);
+      if (turn < 3) {
+        await new Promise((done) => setTimeout(done, 400));
+        await root.sendMessage({ recipient: child.id, content: 'next', triggerTurn: true });
+      }
+    }
+    const last = await eventually(
+      async () => (await root.loadThread(child.id))!,
+      (thread) => thread.status === 'completed',
+      'the child to end idle',
+    );
+    const handle = temporal.client.workflow.getHandle(child.id);
+    const closed = (await handle.describe()).closeTime!.getTime();
+    // A timer started in an earlier idle period fires early for the last one, which then waits the rest.
+    expect(closed - Date.parse(last.latestTurn!.endedAt)).toBeGreaterThanOrEqual(idleTimeoutMs);
+    const types = ((await handle.fetchHistory()).events ?? []).map((event) => event.eventType);
+    const count = (type: number) => types.filter((candidate) => candidate === type).length;
+    const { EventType } = proto.api.enums.v1;
+    expect(count(EventType.EVENT_TYPE_TIMER_CANCELED)).toBe(0);
+    expect(count(EventType.EVENT_TYPE_TIMER_STARTED)).toBeLessThanOrEqual(3);
+    await service.shutdown();
   });
 });
 
