@@ -24,6 +24,13 @@ import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
 
 /**
+ * The patch behind a thread's cheaper turns: its notifications batched into ordered publish signals
+ * (here) and its idle timer kept across turns (thread-runtime.ts). One patch for both, since every patch
+ * costs each new run a marker and a `TemporalChangeVersion` upsert (two actions).
+ */
+export const fewerActionsPerTurn = 'fewer-actions-per-turn';
+
+/**
  * Bounds of one publish signal: the schema's 1,000 notifications, and 256 K characters of JSON (at most
  * 768 KiB of UTF-8, well inside Temporal's 2 MiB payload limit).
  */
@@ -154,7 +161,7 @@ export class ThreadConversation {
    */
   private send(body: NotificationBody, mirrorInteractionsTo?: ConversationId): void {
     const notification = { id: newId('notification', uuid4), createdAt: new Date().toISOString(), body };
-    if (!patched('publish-batched')) {
+    if (!patched(fewerActionsPerTurn)) {
       this.track(this.signalPublish([notification], mirrorInteractionsTo));
       return;
     }

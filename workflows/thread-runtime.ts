@@ -19,7 +19,7 @@ import {
 } from '../domain/schemas';
 import { clipOutput } from '../domain/transcript';
 import type { AgentControls, Kernel } from './kernel';
-import type { ThreadConversation } from './thread-conversation';
+import { fewerActionsPerTurn, type ThreadConversation } from './thread-conversation';
 
 const { runTool } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 minutes',
@@ -97,7 +97,7 @@ export class ThreadLoop {
     const pause = options.pause ?? (() => false);
     const wakes = () => this.state.turnRequested || this.stopRequested || pause();
     for (;;) {
-      const woke = patched('idle-timer-kept')
+      const woke = patched(fewerActionsPerTurn)
         ? await this.idleWait(options.idleTimeoutMs, wakes)
         : await condition(wakes, Math.max(1, options.idleTimeoutMs - this.idleFor()));
       if (this.stopRequested) return 'stopped';
