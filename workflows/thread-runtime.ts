@@ -122,12 +122,12 @@ export class ThreadLoop {
   private async idleWait(timeoutMs: number, wakes: () => boolean): Promise<boolean> {
     const deadline = Date.now() + Math.max(1, timeoutMs - this.idleFor());
     for (;;) {
+      if (wakes()) return true;
+      if (Date.now() >= deadline) return false;
       // A timer that would fire after the deadline (the grant's timeout got shorter) is left behind.
       if (!this.idleTimer || this.idleTimer.firesAt > deadline) this.startIdleTimer(deadline - Date.now());
       const timer = this.idleTimer;
       await condition(() => wakes() || this.idleTimer !== timer);
-      if (wakes()) return true;
-      if (Date.now() >= deadline) return false;
     }
   }
 
