@@ -5,7 +5,7 @@
 // on purpose: a workflow change that breaks replay of these files needs patching (S7.4), not new files.
 // `--paged` records only the paging conversation and adds its histories as paged-… (written after the
 // `conversation-pages` patch; the other files predate it and must keep replaying). `--add <prefix>`
-// records the root-run scenario (root run, agents, conversations) and adds it as <prefix>-…, keeping
+// records the root-run and standalone-conversation scenarios and adds them as <prefix>-…, keeping
 // every other file: histories of a patched code path, next to the older ones that must still replay.
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -254,6 +254,19 @@ async function recordConversation(client: Client, taskQueue: string): Promise<vo
     pollWaitMs: 1000,
   });
   for (let received = 0; received < 31; received++) await receiver.recv();
+  // Long-polls that wait: three answered by a publish, and one that first ends empty at its deadline.
+  const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+  for (const [text, waitMs] of [
+    ['w1', 200],
+    ['w2', 200],
+    ['w3', 200],
+    ['w4', 1500],
+  ] as const) {
+    const waiting = receiver.recv();
+    await pause(waitMs);
+    await publishNotifications(client, conversationId, [{ body: { type: 'message', text } }], options);
+    await waiting;
+  }
   await rejectionOf(
     'an answer of the wrong kind',
     resolveNotification(client, { body: interaction }, { type: 'approval', approved: true }),
@@ -394,6 +407,7 @@ async function main(): Promise<void> {
       await recordPagedConversation(client, taskQueue);
     } else if (added) {
       await recordRootRun(client, taskQueue);
+      await recordConversation(client, taskQueue);
     } else {
       await recordRootRun(client, taskQueue);
       await recordConversation(client, taskQueue);

@@ -42,6 +42,7 @@ import { parseInput } from '../domain/errors';
 import { ConversationId } from '../domain/ids';
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
+import { KeptTimer } from './kept-timer';
 
 /** How a conversation workflow starts (or continues as new, carrying its journal snapshot). */
 export const ConversationWorkflowInput = z
@@ -102,6 +103,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   }
   let handingOver = false;
   let updatesThisRun = 0;
+  const receiveTimer = new KeptTimer();
 
   async function publish(request: PublishRequest): Promise<PublishReceipt> {
     const { accepted, ...receipt } = journal.publish(request.notifications, request.mirrorInteractionsTo);
@@ -155,7 +157,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       const lease = journal.renew(request.receiverId, Date.now());
       const waitMs = Math.min(request.waitMs ?? input.receiveWaitMs, Math.floor(lease.ttlMs / 2));
       const ready = () => handingOver || journal.hasNewsFor(request.receiverId, request.afterSeq);
-      if (!ready() && waitMs > 0) await condition(ready, waitMs);
+      // One timer serves the long-polls of a busy receiver (runs recorded before: one per waiting poll).
+      if (!ready() && waitMs > 0) {
+        if (patched('kept-receive-timer')) await receiveTimer.waitUntil(Date.now() + waitMs, ready);
+        else await condition(ready, waitMs);
+      }
       return journal.receive(request.receiverId, request.afterSeq, Date.now());
     }),
     { validator: guarded((request: ReceiveRequest) => void parseInput(ReceiveRequest, request, 'receive')) },

@@ -5,7 +5,6 @@ import {
   isCancellation,
   patched,
   proxyActivities,
-  sleep,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ThreadLoopState } from '../domain/control';
@@ -19,6 +18,7 @@ import {
 } from '../domain/schemas';
 import { clipOutput } from '../domain/transcript';
 import type { AgentControls, Kernel } from './kernel';
+import { KeptTimer } from './kept-timer';
 import { fewerActionsPerTurn, type ThreadConversation } from './thread-conversation';
 
 const { runTool } = proxyActivities<ReturnType<typeof createActivities>>({
@@ -55,8 +55,8 @@ export type LoopExit = 'stopped' | 'idle-timeout' | 'continue-as-new';
 export class ThreadLoop {
   private stopRequested = false;
   private currentTurn: CancellationScope | undefined;
-  /** The idle timer started by an earlier idle period that has not fired yet, and when it fires. */
-  private idleTimer: { firesAt: number } | undefined;
+  /** Kept across turns: a thread whose turns come more often than its idle timeout starts one per timeout. */
+  private readonly idleTimer = new KeptTimer();
 
   constructor(
     private readonly thread: () => AgentThread,
@@ -97,9 +97,11 @@ export class ThreadLoop {
     const pause = options.pause ?? (() => false);
     const wakes = () => this.state.turnRequested || this.stopRequested || pause();
     for (;;) {
+      // Runs recorded before the patch started and cancelled a timer per idle period.
+      const idleMs = Math.max(1, options.idleTimeoutMs - this.idleFor());
       const woke = patched(fewerActionsPerTurn)
-        ? await this.idleWait(options.idleTimeoutMs, wakes)
-        : await condition(wakes, Math.max(1, options.idleTimeoutMs - this.idleFor()));
+        ? await this.idleTimer.waitUntil(Date.now() + idleMs, wakes)
+        : await condition(wakes, idleMs);
       if (this.stopRequested) return 'stopped';
       if (!woke) return 'idle-timeout';
       if (!this.state.turnRequested) return 'continue-as-new';
@@ -110,35 +112,6 @@ export class ThreadLoop {
 
   private idleFor(): number {
     return this.state.idleSince ? Date.now() - Date.parse(this.state.idleSince) : 0;
-  }
-
-  /**
-   * Waits until `wakes()` (true) or the thread has been idle for `timeoutMs` (false). The timer is not
-   * cancelled when a turn starts: the next idle period waits on it and, when it fires early for that
-   * period, starts one for the rest. A thread whose turns come more often than its idle timeout starts a
-   * timer per timeout instead of two timer events and an action per turn. Runs recorded before this
-   * started and cancelled one per idle period.
-   */
-  private async idleWait(timeoutMs: number, wakes: () => boolean): Promise<boolean> {
-    const deadline = Date.now() + Math.max(1, timeoutMs - this.idleFor());
-    for (;;) {
-      if (wakes()) return true;
-      if (Date.now() >= deadline) return false;
-      // A timer that would fire after the deadline (the grant's timeout got shorter) is left behind.
-      if (!this.idleTimer || this.idleTimer.firesAt > deadline) this.startIdleTimer(deadline - Date.now());
-      const timer = this.idleTimer;
-      await condition(() => wakes() || this.idleTimer !== timer);
-    }
-  }
-
-  private startIdleTimer(ms: number): void {
-    const timer = { firesAt: Date.now() + ms };
-    this.idleTimer = timer;
-    const fired = () => {
-      if (this.idleTimer === timer) this.idleTimer = undefined;
-    };
-    // Cancelled only with the workflow itself, which then ends: either way the wait is over.
-    void sleep(ms).then(fired, fired);
   }
 
   private async runTurn(): Promise<void> {

@@ -1,3 +1,4 @@
+import { temporal as proto } from '@temporalio/proto';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import {
   closeConversation,
@@ -185,4 +186,32 @@ test('the async iterator yields every item until end-of-stream', async () => {
   await using receiver = await open(conversationId);
   for await (const notification of receiver) labels.push(label(notification));
   expect(labels).toEqual(['a', 'b', 'c']);
+});
+
+test('long-polls that items answer share one timer; a poll nothing answers still ends at its deadline', async () => {
+  const { conversationId } = conversation();
+  await using receiver = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+    pollWaitMs: 1500,
+  });
+  const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+  for (const text of ['one', 'two', 'three', 'four']) {
+    const received = receiver.recv();
+    await pause(150); // the poll is waiting in the workflow
+    await publish(conversationId, text);
+    expect(label(await received)).toBe(text);
+  }
+  // Longer than a poll waits: the poll ends empty at its deadline and the receiver polls again.
+  const received = receiver.recv();
+  await pause(2500);
+  await publish(conversationId, 'five');
+  expect(label(await received)).toBe('five');
+  const { EventType } = proto.api.enums.v1;
+  const types = ((await conversationHandle(temporal.client, conversationId).fetchHistory()).events ?? []).map(
+    (event) => event.eventType,
+  );
+  const count = (type: number) => types.filter((candidate) => candidate === type).length;
+  expect(count(EventType.EVENT_TYPE_TIMER_CANCELED)).toBe(0);
+  expect(count(EventType.EVENT_TYPE_TIMER_FIRED)).toBeGreaterThanOrEqual(1);
+  expect(count(EventType.EVENT_TYPE_TIMER_STARTED)).toBeLessThanOrEqual(3);
 });
