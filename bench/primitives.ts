@@ -42,17 +42,25 @@ export interface BenchContext {
   cleanup: (() => Promise<void>)[];
 }
 
-async function startTarget(
+/** Every bench workflow takes no arguments and runs until its stop signal. */
+type BenchWorkflow = typeof benchTargetWorkflow;
+
+/** Starts a bench workflow of this run, stopped (by signal) when the run is over. */
+async function startBenchWorkflow(
   context: BenchContext,
+  type: string,
   label: string,
-): Promise<WorkflowHandle<typeof benchTargetWorkflow>> {
-  const handle = await context.client.workflow.start<typeof benchTargetWorkflow>('benchTargetWorkflow', {
+): Promise<WorkflowHandle<BenchWorkflow>> {
+  const handle = await context.client.workflow.start<BenchWorkflow>(type, {
     taskQueue: context.taskQueue,
     workflowId: `bench-${context.runId}-${label}`,
   });
   context.cleanup.push(() => handle.signal(stopSignal));
   return handle;
 }
+
+const startTarget = (context: BenchContext, label: string) =>
+  startBenchWorkflow(context, 'benchTargetWorkflow', label);
 
 /** Costs `operations` runs of `operate` on quiet workflows: deltas of `watched` plus any workflows it adds. */
 export async function costOf(
@@ -90,11 +98,7 @@ export function childStartBenchmark(context: BenchContext): OperationBenchmark {
     costNote:
       'parent: update + child start; child: its start and first task (it then waits, as an agent does)',
     async setup() {
-      parent = await context.client.workflow.start<typeof benchParentWorkflow>('benchParentWorkflow', {
-        taskQueue: context.taskQueue,
-        workflowId: `bench-${context.runId}-parent`,
-      });
-      context.cleanup.push(() => parent.signal(stopSignal));
+      parent = await startBenchWorkflow(context, 'benchParentWorkflow', 'parent');
     },
     operate: () => startOne(),
     cost: (operations) =>
@@ -168,11 +172,7 @@ export function relayBenchmark(context: BenchContext, observed: 'delivery' | 're
         : 'client update to a relay that signals a target and answers at once; until the update answers',
     costNote: 'relay: one update and the signal it sends; target: the signal and the task that handles it',
     async setup() {
-      relay = await context.client.workflow.start<typeof benchRelayWorkflow>('benchRelayWorkflow', {
-        taskQueue: context.taskQueue,
-        workflowId: `bench-${context.runId}-relay-${observed}`,
-      });
-      context.cleanup.push(() => relay.signal(stopSignal));
+      relay = await startBenchWorkflow(context, 'benchRelayWorkflow', `relay-${observed}`);
       target = await startTarget(context, `relay-${observed}-target`);
     },
     operate: () => relayOne(),

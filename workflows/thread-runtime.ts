@@ -98,7 +98,8 @@ export class ThreadLoop {
     const wakes = () => this.state.turnRequested || this.stopRequested || pause();
     for (;;) {
       // Runs recorded before the patch started and cancelled a timer per idle period.
-      const idleMs = Math.max(1, options.idleTimeoutMs - this.idleFor());
+      const idleFor = this.state.idleSince ? Date.now() - Date.parse(this.state.idleSince) : 0;
+      const idleMs = Math.max(1, options.idleTimeoutMs - idleFor);
       const woke = patched(fewerActionsPerTurn)
         ? await this.idleTimer.waitUntil(Date.now() + idleMs, wakes)
         : await condition(wakes, idleMs);
@@ -108,10 +109,6 @@ export class ThreadLoop {
       await this.runTurn();
       if (this.stopRequested) return 'stopped';
     }
-  }
-
-  private idleFor(): number {
-    return this.state.idleSince ? Date.now() - Date.parse(this.state.idleSince) : 0;
   }
 
   private async runTurn(): Promise<void> {
