@@ -31,7 +31,7 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
         const text = typeof output === 'string' ? output : JSON.stringify(output ?? null);
         return text.length > maxToolOutputChars ? clipOutput(text) : output;
       } catch (error) {
-        if (error instanceof KitError) throw error.toFailure();
+        if (KitError.is(error)) throw error.toFailure();
         if (error instanceof ApplicationFailure) throw error;
         throw error;
       }

@@ -53,6 +53,13 @@ export interface ModelProvider {
   model(modelId: string): LanguageModelV3;
 }
 
+/** The settings that have a value: provider factories read a present `undefined` as a setting. */
+function defined<Settings extends object>(
+  settings: Settings,
+): { [Key in keyof Settings]?: Exclude<Settings[Key], undefined> } {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as never;
+}
+
 /** The provider the configuration names. */
 export function createModelProvider(config: ModelConfig): ModelProvider {
   const apiKey = config.AGENTS_KIT_MODEL_API_KEY;
@@ -62,17 +69,21 @@ export function createModelProvider(config: ModelConfig): ModelProvider {
     case 'scripted':
       return { name: 'scripted', defaultModel, scripted: true, model: () => createScriptedModel() };
     case 'openai': {
-      const openai = createOpenAI({ apiKey: apiKey ?? config.OPENAI_API_KEY, baseURL });
+      const openai = createOpenAI(defined({ apiKey: apiKey ?? config.OPENAI_API_KEY, baseURL }));
       return { name: 'openai', defaultModel, scripted: false, model: (id) => openai.chat(id) };
     }
     case 'anthropic': {
-      const anthropic = createAnthropic({ apiKey: apiKey ?? config.ANTHROPIC_API_KEY, baseURL });
+      const anthropic = createAnthropic(defined({ apiKey: apiKey ?? config.ANTHROPIC_API_KEY, baseURL }));
       return { name: 'anthropic', defaultModel, scripted: false, model: (id) => anthropic.languageModel(id) };
     }
     case 'openai-compatible': {
       if (!baseURL)
         throw new KitError(ErrorKind.Protocol, 'AGENTS_KIT_MODEL_BASE_URL is required for openai-compatible');
-      const compatible = createOpenAICompatible({ name: 'openai-compatible', baseURL, apiKey });
+      const compatible = createOpenAICompatible({
+        name: 'openai-compatible',
+        baseURL,
+        ...defined({ apiKey }),
+      });
       return {
         name: 'openai-compatible',
         defaultModel,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createActivities } from '../activities';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
-import { dataDir, devServerPragmas, devServerSettings, startDevServer } from '../scripts/temporal.cjs';
+import { devServerPragmas, devServerSettings, startDevServer, defaultDataDir } from '../workers/dev-server';
 import { createAgentWorker } from '../workers/create-worker';
 import {
   interruptBenchmark,
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   const runId = startedAt.replace(/[^0-9]/g, '').slice(0, 14);
   log(`config ${JSON.stringify(config)}`);
   const server = await startDevServer({
-    dbFile: join(dataDir, `bench-${runId}`, 'temporal.sqlite'),
+    dbFile: join(defaultDataDir(), `bench-${runId}`, 'temporal.sqlite'),
     headless: true,
     searchAttributes: searchAttributeRegistrations,
     dynamicConfig: serverSettings,

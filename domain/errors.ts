@@ -23,9 +23,34 @@ export function isErrorKind(value: unknown): value is ErrorKind {
   return typeof value === 'string' && errorKinds.has(value);
 }
 
-/** Every user-visible failure: a kind, a message that says what was wrong, optional structured details. */
+/**
+ * The brand every KitError carries. `Symbol.for` makes it the same symbol in every copy of agents-kit a
+ * process loads (two versions in one node_modules tree, or a bundled and an installed copy), so
+ * {@link KitError.is} recognises their errors where `instanceof` cannot.
+ */
+const kitErrorBrand: unique symbol = Symbol.for('agents-kit.KitError') as never;
+
+/**
+ * Every user-visible failure (SPEC S2.2): a kind, a message that says what was wrong, optional structured
+ * details, and the original error as `cause`. `instanceof KitError` holds for errors this copy of the
+ * package throws; `KitError.is(error)` holds for a KitError of any copy.
+ *
+ * @example
+ * try { await controls.spawn({ task }); }
+ * catch (error) { if (KitError.is(error) && error.kind === 'QuotaExceeded') backOff(); else throw error; }
+ */
 export class KitError extends Error {
   override readonly name = 'KitError';
+  readonly [kitErrorBrand] = true;
+
+  /** Whether `value` is a KitError of any copy of agents-kit (a brand check, not `instanceof`). */
+  static is(value: unknown): value is KitError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[kitErrorBrand] === true
+    );
+  }
 
   constructor(
     readonly kind: ErrorKind,
@@ -48,7 +73,7 @@ export class KitError extends Error {
       message: this.message,
       details: this.details === undefined ? [] : [this.details],
       nonRetryable: !this.retryable,
-      cause: this.cause instanceof Error ? this.cause : undefined,
+      ...(this.cause instanceof Error ? { cause: this.cause } : {}),
     });
   }
 
@@ -67,7 +92,7 @@ export function kitErrorFromFailure(error: unknown): KitError | undefined {
     current instanceof Error && hops < 10;
     current = current.cause, hops++
   ) {
-    if (current instanceof KitError) return current;
+    if (KitError.is(current)) return current;
     if (current instanceof ApplicationFailure && isErrorKind(current.type)) {
       return new KitError(current.type, current.message, current.details?.[0], { cause: error });
     }

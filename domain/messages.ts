@@ -63,7 +63,7 @@ export const deliverMessageSignal = defineSignal<[InterAgentMessage]>('deliver-m
 
 /** A thread's own view: its record, the messages it received and in which turn it consumed them. */
 export interface MailboxView {
-  received: (InterAgentMessage & { consumedInTurn?: number })[];
+  received: (InterAgentMessage & { consumedInTurn?: number | undefined })[];
 }
 /** An agent's mailbox (received messages, with the turn that consumed each). */
 export const mailboxQuery = defineQuery<MailboxView>('mailbox');

@@ -33,7 +33,7 @@ export { canonicalJson, RootResume, RunSnapshot, ThreadRecord } from './run-snap
 export interface Placement {
   threadId: ThreadId;
   taskQueue: string;
-  remoteTarget?: string;
+  remoteTarget?: string | undefined;
   now: string;
 }
 
@@ -99,7 +99,7 @@ export class RootRunState {
   /** A new run whose only thread is the root. */
   static create(options: {
     grant: DelegationGrant;
-    name?: string;
+    name?: string | undefined;
     task: string;
     tools: string[];
     taskQueue: string;

@@ -75,13 +75,13 @@ export const ScriptStep: z.ZodType<ScriptStepShape> = z.lazy(() =>
 /** A step as written in a script; `to` and `on` name a thread id, `parent`, `root`, `self` or a spawn label. */
 export type ScriptStepShape =
   | { type: 'tool'; tool: string; input?: unknown }
-  | { type: 'spawn'; as?: string; request: SpawnRequestInput; remoteTarget?: string }
-  | { type: 'send'; to: string; content: string; triggerTurn?: boolean }
-  | { type: 'wait'; on: string[]; timeoutMs?: number }
+  | { type: 'spawn'; as?: string | undefined; request: SpawnRequestInput; remoteTarget?: string | undefined }
+  | { type: 'send'; to: string; content: string; triggerTurn?: boolean | undefined }
+  | { type: 'wait'; on: string[]; timeoutMs?: number | undefined }
   | { type: 'load'; target: string }
   | { type: 'list' }
   | { type: 'ask'; kind: 'approval' | 'question'; prompt: string }
-  | { type: 'reply'; text: string; tokens?: number }
+  | { type: 'reply'; text: string; tokens?: number | undefined }
   | { type: 'fail'; message: string };
 
 /** Which kernel runs a thread's turns. The scripted kernel plays one script per turn, then repeats the last. */

@@ -1,10 +1,14 @@
 // First step of `npm test` and `npm run demo` on any machine: install the npm packages when they are
-// missing or stale, and make sure the real Temporal dev server binary exists (building it with Go if
-// needed). Plain Node with no dependencies; a second run finds everything and takes well under a second.
+// missing or stale, build dist/ when a source is newer than it, and make sure the real Temporal dev
+// server binary exists (building it with Go if needed). Plain Node with no dependencies until the
+// packages are there; a second run finds everything and takes well under a second.
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { ensureTemporalBinary, projectRoot } from './temporal.cjs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 const log = (line) => process.stderr.write(`[agents-kit] ${line}\n`);
 
@@ -50,6 +54,13 @@ try {
     const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: projectRoot, stdio: 'inherit' });
     if (result.status !== 0) throw new Error(`npm ci failed with exit code ${result.status}`);
   }
+  // `npm ci` builds dist/ (the `prepare` script); a source edited since is built again here.
+  const build = spawnSync(process.execPath, [join(projectRoot, 'scripts', 'build.mjs'), '--if-stale'], {
+    stdio: 'inherit',
+  });
+  if (build.status !== 0) throw new Error(`npm run build failed with exit code ${build.status}`);
+  const require = createRequire(import.meta.url);
+  const { ensureTemporalBinary } = require(join(projectRoot, 'dist', 'workers', 'temporal-binary.js'));
   const binary = await ensureTemporalBinary();
   log(`Temporal dev server binary: ${binary}`);
   // Only the test suite drives a browser; the demo does not need one.

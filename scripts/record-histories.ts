@@ -28,8 +28,9 @@ import { sendMessageUpdate } from '../domain/messages';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
 import type { ConversationNotification, SpawnRequestInput } from '../domain/schemas';
 import { createAgentWorker } from '../workers/create-worker';
-import { dataDir, projectRoot, startDevServer } from './temporal.cjs';
+import { startDevServer, defaultDataDir } from '../workers/dev-server';
 import { historyToFixture, type HistoryFixture } from '../test/helpers/histories';
+import { projectRoot } from '../test/helpers/paths';
 import { slowTool } from '../test/helpers/tools';
 
 const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
@@ -378,7 +379,7 @@ async function writeHistories(client: Client, prefix?: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const runDir = join(dataDir, `record-${process.pid}`);
+  const runDir = join(defaultDataDir(), `record-${process.pid}`);
   const server = await startDevServer({
     dbFile: join(runDir, 'temporal.sqlite'),
     headless: true,

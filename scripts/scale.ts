@@ -37,7 +37,7 @@ import { label, messageBody, newConversation } from '../test/helpers/conversatio
 import { eventually } from '../test/helpers/runs';
 import { ConversationNotificationReceiver } from '../client/conversation-receiver';
 import { createAgentWorker } from '../workers/create-worker';
-import { dataDir, startDevServer } from './temporal.cjs';
+import { startDevServer, defaultDataDir } from '../workers/dev-server';
 
 const { values } = parseArgs({
   options: {
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   } catch {
     // installed already
   }
-  const runDir = join(dataDir, `scale-${Date.now()}`);
+  const runDir = join(defaultDataDir(), `scale-${Date.now()}`);
   mkdirSync(runDir, { recursive: true });
   log(`dev server on ${join(runDir, 'temporal.sqlite')}`);
   const server = await startDevServer({

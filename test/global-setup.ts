@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
-import { dataDir, startDevServer, type DevServer } from '../scripts/temporal.cjs';
+import { dataDir, projectRoot } from './helpers/paths';
+import { startDevServer, type DevServer } from '../workers/dev-server';
 import { bundleOptions } from '../workers/create-worker';
 
 declare global {
@@ -11,6 +13,12 @@ declare global {
 
 /** One real Temporal dev server and one workflow bundle for the whole jest run. */
 export default async function globalSetup(): Promise<void> {
+  // The CLI and package tests run the compiled code: build it if a source is newer (npm test's
+  // bootstrap has done so already; this covers running jest directly).
+  const build = spawnSync(process.execPath, [join(projectRoot, 'scripts', 'build.mjs'), '--if-stale'], {
+    stdio: 'inherit',
+  });
+  if (build.status !== 0) throw new Error(`building dist/ failed (exit ${build.status})`);
   const runDir = join(dataDir, `test-${process.pid}`);
   mkdirSync(runDir, { recursive: true });
   const server = await startDevServer({

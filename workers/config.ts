@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { KitError, parseInput } from '../domain/errors';
-import { defaultMaxCachedWorkflows } from './create-worker';
+import { defaultMaxCachedWorkflows } from './heap-cap';
 
 /** `host:port`, the form Temporal's gRPC frontend address takes. */
 const hostPort = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/;

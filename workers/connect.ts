@@ -14,7 +14,11 @@ function connectionOptions(config: EnvironmentConfig) {
         }
       : undefined;
   const tls = mtls ?? (config.TEMPORAL_TLS === 'true' || config.TEMPORAL_API_KEY ? true : undefined);
-  return { address: config.TEMPORAL_ADDRESS, tls, apiKey: config.TEMPORAL_API_KEY };
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    ...(tls !== undefined ? { tls } : {}),
+    ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
+  };
 }
 
 /** A client connection to the configured Temporal service (local dev server, cluster or Temporal Cloud). */

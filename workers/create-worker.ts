@@ -1,9 +1,13 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultMaxCachedWorkflows } from './heap-cap';
 
 /** Where workflow code comes from: the source folder (bundled at start) or a prebuilt bundle. */
 export type WorkflowSource =
   { workflowsPath: string } | { workflowBundle: { codePath: string } | { code: string } };
 
+/** The workflow code (`agents-kit/workflows`), for `bundleWorkflowCode` or a worker's `workflowsPath`. */
 export const workflowsPath = require.resolve('../workflows');
 
 /**
@@ -17,25 +21,45 @@ export const bundleOptions = {
 };
 
 /**
- * Workflows a worker keeps in memory. With the workflow code shared (`bundleOptions`) a cached
- * workflow costs only its own state, ~0.2–0.4 MB of RSS measured (it was ~3 MB when each had its own
- * copy of the code), so this bound, not the number of threads, sets a worker's memory. Evicted
- * workflows replay from history when they next wake. Set with `AGENTS_KIT_MAX_CACHED_WORKFLOWS`.
+ * The workflow bundle built with {@link bundleOptions} when the package was built
+ * (`dist/workflow-bundle.js`), or undefined when running from sources. Workers load it instead of
+ * running webpack at start.
  */
-export const defaultMaxCachedWorkflows = 1_000;
+export const prebuiltWorkflowBundlePath: string | undefined = ((path) =>
+  existsSync(path) ? path : undefined)(join(__dirname, '..', 'workflow-bundle.js'));
 
-/** An agents-kit worker on one task queue: every workflow type, and the activities given. */
-export async function createAgentWorker(options: {
+export { defaultMaxCachedWorkflows };
+
+/** What {@link createAgentWorker} takes. */
+export interface AgentWorkerOptions {
   connection: NativeConnection;
-  namespace?: string;
+  namespace?: string | undefined;
   taskQueue: string;
-  activities?: object;
-  workflows?: WorkflowSource;
-  identity?: string;
-  maxCachedWorkflows?: number;
-  extra?: Partial<WorkerOptions>;
-}): Promise<Worker> {
-  const workflows = options.workflows ?? { workflowsPath };
+  /** `createActivities(...)`; none when omitted (a worker for workflows only). */
+  activities?: object | undefined;
+  /** Default: the prebuilt bundle of the installed package, else the workflow sources bundled at start. */
+  workflows?: WorkflowSource | undefined;
+  identity?: string | undefined;
+  maxCachedWorkflows?: number | undefined;
+  /** Any other Temporal `WorkerOptions` (interceptors, tuning, …). */
+  extra?: Partial<WorkerOptions> | undefined;
+}
+
+/** The workflow source a worker uses when none is given. */
+const defaultWorkflowSource = (): WorkflowSource =>
+  prebuiltWorkflowBundlePath
+    ? { workflowBundle: { codePath: prebuiltWorkflowBundlePath } }
+    : { workflowsPath };
+
+/**
+ * An agents-kit worker on one task queue: every workflow type, and the activities given.
+ *
+ * @example
+ * const worker = await createAgentWorker({ connection, taskQueue: 'agents-kit', activities: createActivities() });
+ * await worker.run(); // until worker.shutdown() or SIGINT/SIGTERM
+ */
+export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
+  const workflows = options.workflows ?? defaultWorkflowSource();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',

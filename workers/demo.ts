@@ -6,7 +6,7 @@ import { createActivities, createModelProvider, loadModelConfig } from '../activ
 import { ThreadService } from '../client/thread-service';
 import type { AgentThread } from '../domain/schemas';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
-import { dataDir, startDevServer } from '../scripts/temporal.cjs';
+import { startDevServer, defaultDataDir } from './dev-server';
 import { approvalMode, streamConversation } from './cli/approvals';
 import { createAgentWorker } from './create-worker';
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   say('starting the embedded Temporal dev server…');
   // A fresh database per demo: workflows left by an older checkout would replay against changed code.
-  const dbFile = join(dataDir, 'demo.sqlite');
+  const dbFile = join(defaultDataDir(), 'demo.sqlite');
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true });
   const server = await startDevServer({ dbFile, searchAttributes: searchAttributeRegistrations });
   say(`Temporal dev server on ${server.address}, Web UI at ${server.uiAddress}`);

@@ -8,9 +8,9 @@ import { createAgentWorker, type WorkflowSource } from './create-worker';
 export interface RunWorkerOptions {
   config: EnvironmentConfig;
   /** Prebuilt workflow bundle or the source folder (bundled at start, the default). */
-  workflows?: WorkflowSource;
+  workflows?: WorkflowSource | undefined;
   /** Called once the worker polls its task queue. */
-  onReady?: (worker: Worker) => void;
+  onReady?: ((worker: Worker) => void) | undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { projectRoot } from '../../scripts/temporal.cjs';
+import { projectRoot } from './paths';
 
 /** What a finished CLI process left behind. */
 export interface CliResult {
@@ -9,15 +9,15 @@ export interface CliResult {
   stderr: string;
 }
 
-const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
-const entry = join(projectRoot, 'workers', 'cli.ts');
+/** The package's own bin: the compiled CLI, as a user runs it (jest's set-up builds dist/ when stale). */
+const bin = join(projectRoot, 'bin', 'agents-kit.mjs');
 
-/** Starts `agents-kit <args>` as a child process (the TypeScript entry through tsx). */
+/** Starts `agents-kit <args>` as a child process. */
 export function startCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
 ): ChildProcessWithoutNullStreams & { output: () => CliResult; done: Promise<CliResult> } {
-  const child = spawn(tsx, [entry, ...args], {
+  const child = spawn(process.execPath, [bin, ...args], {
     cwd: projectRoot,
     env: { ...process.env, AGENTS_KIT_TASK_QUEUE: undefined, TEMPORAL_ADDRESS: undefined, ...env },
   });

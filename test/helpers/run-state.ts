@@ -73,5 +73,7 @@ export const restored = (state: RootRunState): RootRunState => new RootRunState(
 export const propertyParameters = (numRuns: number): fc.Parameters<unknown> => ({
   numRuns,
   verbose: fc.VerbosityLevel.Verbose,
-  ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH } : {}),
+  ...(process.env.FC_SEED
+    ? { seed: Number(process.env.FC_SEED), ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}) }
+    : {}),
 });

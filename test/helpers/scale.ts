@@ -196,7 +196,7 @@ export interface MessagesOutcome {
    * The mailbox before the triggered turn (every message waiting), read only up to
    * {@link mailboxQueryLimit} messages; and after it.
    */
-  before?: MailboxView;
+  before?: MailboxView | undefined;
   after: MailboxView;
   /** The thread after the triggered turn; its result lists the inbox it consumed, in order. */
   thread: AgentThread;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { projectRoot } from '../../scripts/temporal.cjs';
+import { projectRoot } from './paths';
 
 /** A worker in a child process (test/helpers/worker-child.ts) that a test can SIGKILL and restart. */
 export class WorkerProcess {

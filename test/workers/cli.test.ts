@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { newId } from '../../domain/ids';
-import { freePort } from '../../scripts/temporal.cjs';
+import { freePort } from '../../workers/dev-server';
 import { runCli, startCli, untilOutput } from '../helpers/cli';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { projectRoot } from '../../scripts/temporal.cjs';
+import { projectRoot } from '../helpers/paths';
 
 /** Runs the demo as `npm run demo` does (after bootstrap), feeding `input` to it, and collects its output. */
 function runDemo(options: {
@@ -10,9 +10,7 @@ function runDemo(options: {
 }): Promise<{ code: number | null; output: string }> {
   const command = [
     process.execPath,
-    '--import',
-    'tsx',
-    join(projectRoot, 'workers', 'demo.ts'),
+    join(projectRoot, 'dist', 'workers', 'demo.js'),
     ...(options.args ?? []),
   ];
   // `script` gives the demo a real pseudo-terminal, so it asks at its prompt instead of auto-approving.

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { dataDir, projectRoot, startDevServer } from '../../scripts/temporal.cjs';
+import { dataDir, projectRoot } from '../helpers/paths';
+import { startDevServer } from '../../workers/dev-server';
 
 const alive = (pid: number): boolean => {
   try {
@@ -36,7 +37,7 @@ test('a dev server outlives no owner: SIGKILL of the process that started it sto
     process.execPath,
     [
       '-e',
-      `require(${JSON.stringify(join(projectRoot, 'scripts', 'temporal.cjs'))})
+      `require(${JSON.stringify(join(projectRoot, 'dist', 'workers', 'dev-server.js'))})
         .startDevServer({ headless: true, dbFile: ${JSON.stringify(join(process.env.AGENTS_KIT_TEST_DIR ?? dataDir, `orphan-${process.pid}.sqlite`))} })
         .then((server) => console.log(server.pid))`,
     ],

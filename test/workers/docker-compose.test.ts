@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { searchAttributeRegistrations } from '../../domain/search-attributes';
-import { projectRoot } from '../../scripts/temporal.cjs';
+import { projectRoot } from '../helpers/paths';
 
 // No Docker engine runs here: the compose file is checked by parsing it and what it references.
 const composeText = readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8');

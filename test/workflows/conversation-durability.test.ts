@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { conversationSummary, publishNotifications } from '../../client/conversations';
 import type { ConversationNotification } from '../../domain/schemas';
-import { projectRoot } from '../../scripts/temporal.cjs';
+import { projectRoot } from '../helpers/paths';
 import {
   label,
   messageBody,

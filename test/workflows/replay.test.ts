@@ -5,7 +5,7 @@ import * as workflowTypes from '../../workflows';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { dataDir, projectRoot } from '../../scripts/temporal.cjs';
+import { dataDir, projectRoot } from '../helpers/paths';
 import { historyFromFixture, type HistoryFixture } from '../helpers/histories';
 import { workflowBundlePath } from '../helpers/temporal';
 

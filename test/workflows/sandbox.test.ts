@@ -2,7 +2,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dataDir, projectRoot } from '../../scripts/temporal.cjs';
+import { dataDir, projectRoot } from '../helpers/paths';
 import { bundleOptions } from '../../workers/create-worker';
 
 const silent = {

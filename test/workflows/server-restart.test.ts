@@ -4,7 +4,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { join } from 'node:path';
 import { searchAttributeRegistrations } from '../../domain/search-attributes';
-import { startDevServer, type DevServer } from '../../scripts/temporal.cjs';
+import { startDevServer, type DevServer } from '../../workers/dev-server';
 import { runBusyRun } from '../helpers/busy-run';
 import { checkRun } from '../helpers/checker';
 import { uniqueTaskQueue, workflowBundlePath } from '../helpers/temporal';

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { searchAttributeRegistrations } from '../../../domain/search-attributes';
-import { dataDir, startDevServer } from '../../../scripts/temporal.cjs';
+import { startDevServer, defaultDataDir } from '../../dev-server';
 import { runWorker } from '../../run-worker';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions } from '../options';
@@ -13,7 +13,7 @@ const DevOptions = ConnectionOptions.omit({ address: true })
   .extend({
     port: intFlag(1, 65_535).default(7233),
     uiPort: intFlag(1, 65_535).optional(),
-    dbFile: z.string().min(1).default(join(dataDir, 'dev.sqlite')),
+    dbFile: z.string().min(1).default(join(defaultDataDir(), 'dev.sqlite')),
     headless: z.boolean().default(false),
   });
 
@@ -26,7 +26,11 @@ export function devCommand(output: CliOutput): Command {
     .description('start the embedded Temporal dev server (SQLite under .data/, Web UI) and a worker')
     .option('--port <port>', 'the Temporal frontend port', '7233')
     .option('--ui-port <port>', 'the Web UI port (default: port + 1000)')
-    .option('--db-file <path>', 'the SQLite database file (kept between runs)', join(dataDir, 'dev.sqlite'))
+    .option(
+      '--db-file <path>',
+      'the SQLite database file (kept between runs)',
+      join(defaultDataDir(), 'dev.sqlite'),
+    )
     .option('--headless', 'no Web UI')
     .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
     .option('--task-queue <name>', 'the worker’s task queue (default: $AGENTS_KIT_TASK_QUEUE or agents-kit)')

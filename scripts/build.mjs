@@ -1,0 +1,60 @@
+// `npm run build` (also run by `prepare`, `prepack` and the bootstrap): compiles the product folders to
+// JavaScript + declaration files in dist/, then builds the workflow bundle that ships in the package
+// (dist/workflow-bundle.js), so an installed worker starts without running webpack.
+// `--if-stale` builds only when a source file is newer than the last build (bootstrap, jest set-up).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(projectRoot, 'package.json'));
+const dist = join(projectRoot, 'dist');
+const log = (line) => process.stderr.write(`[agents-kit] ${line}\n`);
+
+const stamp = join(dist, '.build-stamp');
+const sources = ['domain', 'workflows', 'activities', 'workers', 'client'];
+
+/** The newest modification time of the build's inputs. */
+function newestInput() {
+  let newest = 0;
+  const visit = (path) => {
+    const stat = statSync(path);
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
+    else newest = Math.max(newest, stat.mtimeMs);
+  };
+  for (const folder of sources) visit(join(projectRoot, folder));
+  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])
+    visit(join(projectRoot, file));
+  return newest;
+}
+
+if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput()) {
+  process.exit(0);
+}
+
+const started = Date.now();
+log('building dist/: tsc -p tsconfig.build.json');
+rmSync(dist, { recursive: true, force: true });
+const tsc = spawnSync(
+  process.execPath,
+  [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+  {
+    cwd: projectRoot,
+    stdio: 'inherit',
+  },
+);
+if (tsc.status !== 0) {
+  log(`tsc failed with exit code ${tsc.status}`);
+  process.exit(1);
+}
+
+log('bundling the workflow code: dist/workflow-bundle.js');
+const { bundleWorkflowCode } = require('@temporalio/worker');
+const { bundleOptions } = require(join(dist, 'workers', 'create-worker.js'));
+const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
+const bundle = await bundleWorkflowCode({ ...bundleOptions, logger: quiet });
+writeFileSync(join(dist, 'workflow-bundle.js'), bundle.code);
+writeFileSync(stamp, `${new Date().toISOString()}\n`);
+log(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s`);

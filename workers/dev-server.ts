@@ -1,0 +1,237 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { searchAttributeRegistrations } from '../domain/search-attributes';
+import { ensureTemporalBinary } from './temporal-binary';
+
+/**
+ * Where dev servers keep their SQLite files unless told otherwise: `.agents-kit/` under the current
+ * working directory (the user's project), never inside the installed package.
+ */
+export const defaultDataDir = (): string => resolve(process.cwd(), '.agents-kit');
+
+/**
+ * Dynamic config every dev server of ours gets (the compose stack's file has the same values).
+ * - Agents rely on updates and on search attributes being visible right after an upsert.
+ * - The server reads its queue of internal tasks (deliver a workflow's signal to another workflow,
+ *   dispatch a workflow task, start a child) at most `transferProcessorMaxPollRPS` times a second per
+ *   history shard; the default 20 adds up to 50 ms to every such hop once more than 20 a second happen
+ *   on a shard, and the dev server has a single shard (BENCHMARKS.md).
+ */
+export const devServerSettings: Readonly<Record<string, unknown>> = {
+  'frontend.enableUpdateWorkflowExecution': true,
+  'system.forceSearchAttributesCacheRefreshOnRead': true,
+  'history.transferProcessorMaxPollRPS': 1000,
+};
+
+/**
+ * SQLite settings of every dev server of ours. WAL with `synchronous=NORMAL` writes each commit to the
+ * log without an fsync (checkpoints still sync): a commit survives the server process being killed,
+ * which is what the crash and restart tests do, and can be lost only to a power cut or an OS crash —
+ * acceptable for a dev server. The fsync per commit was the dev server's bottleneck (RELIABILITY.md).
+ */
+export const devServerPragmas: readonly string[] = ['journal_mode=WAL', 'synchronous=NORMAL'];
+
+/** How to start a dev server; every field is optional. */
+export interface DevServerOptions {
+  /** The SQLite file (kept between runs). Default: `.agents-kit/temporal-<port>.sqlite` under the cwd. */
+  dbFile?: string | undefined;
+  /** The frontend port (default: a free one). */
+  port?: number | undefined;
+  /** The Web UI port (default: a free one). */
+  uiPort?: number | undefined;
+  /** No Web UI. */
+  headless?: boolean | undefined;
+  namespace?: string | undefined;
+  /** Search attributes to register (default: agents-kit's own, which its workflows set). */
+  searchAttributes?: Record<string, string> | undefined;
+  /** The server's log level (default `error`). */
+  logLevel?: string | undefined;
+  /** `false` lets the server's stdout through. */
+  quiet?: boolean | undefined;
+  /** Overrides of {@link devServerSettings} (e.g. the server's own default, for a comparison). */
+  dynamicConfig?: Record<string, unknown> | undefined;
+  /** SQLite pragmas instead of {@link devServerPragmas}. */
+  sqlitePragmas?: readonly string[] | undefined;
+  /** The Web UI's codec server (`--ui-codec-endpoint`). */
+  uiCodecEndpoint?: string | undefined;
+}
+
+/** A running dev server. */
+export interface DevServer {
+  binary: string;
+  /** `127.0.0.1:<port>`, for `Connection.connect({ address })`. */
+  address: string;
+  namespace: string;
+  dbFile: string;
+  pid: number;
+  /** `http://127.0.0.1:<uiPort>`, unless headless. */
+  uiAddress: string | undefined;
+  /** Stops the server (SIGTERM, SIGKILL after 10 s) and resolves once it has exited. */
+  stop(): Promise<void>;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+}
+
+/** A TCP port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/**
+ * Starts the real Temporal server (`temporal server start-dev`: SQLite persistence, Web UI, agents-kit's
+ * search attributes) and resolves once it answers a health check. The binary is found or built first
+ * (`ensureTemporalBinary`). A reaper process stops the server if this process dies without stopping it
+ * (SIGKILL included). Use it for local development and for tests of your own agents.
+ *
+ * @example
+ * // jest globalSetup / beforeAll
+ * const server = await startDevServer({ headless: true });
+ * const connection = await Connection.connect({ address: server.address });
+ * // … afterAll: await server.stop();
+ */
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  // A free port can be taken by someone else before the server binds it; the server then exits at
+  // once. With ports of our choosing, try again on fresh ones.
+  const retries = options.port === undefined && options.uiPort === undefined ? 2 : 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startDevServerOnce(options);
+    } catch (error) {
+      if (attempt >= retries || !(error instanceof Error) || !/exited before answering/.test(error.message))
+        throw error;
+      process.stderr.write(`[temporal] ${error.message}; starting it again on other ports\n`);
+    }
+  }
+}
+
+async function serverArguments(options: DevServerOptions, port: number, uiPort: number, dbFile: string) {
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--http-port',
+    String(await freePort()),
+    '--metrics-port',
+    String(await freePort()),
+    '--namespace',
+    options.namespace ?? 'default',
+    '--db-filename',
+    dbFile,
+    ...(options.sqlitePragmas ?? devServerPragmas).flatMap((pragma) => ['--sqlite-pragma', pragma]),
+    '--log-level',
+    options.logLevel ?? 'error',
+  ];
+  for (const [key, value] of Object.entries({ ...devServerSettings, ...options.dynamicConfig })) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
+  if (options.headless) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+  for (const [name, type] of Object.entries(options.searchAttributes ?? searchAttributeRegistrations)) {
+    args.push('--search-attribute', `${name}=${type}`);
+  }
+  return args;
+}
+
+/**
+ * The reaper: a detached plain-Node process that stops the server once its owner is gone. Its code is
+ * passed with `-e`, so it runs the same from sources and from the installed package.
+ */
+const reaperSource = `
+const [ownerPid, serverPid] = process.argv.slice(1).map(Number);
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const tick = () => {
+  if (!alive(serverPid)) return;
+  if (alive(ownerPid)) return void setTimeout(tick, 500);
+  try { process.kill(serverPid, 'SIGTERM'); } catch {}
+  setTimeout(() => { if (alive(serverPid)) process.kill(serverPid, 'SIGKILL'); }, 10000);
+};
+tick();`;
+
+async function startDevServerOnce(options: DevServerOptions): Promise<DevServer> {
+  const binary = await ensureTemporalBinary();
+  const port = options.port ?? (await freePort());
+  const uiPort = options.uiPort ?? (await freePort());
+  const namespace = options.namespace ?? 'default';
+  const dbFile = resolve(options.dbFile ?? join(defaultDataDir(), `temporal-${port}.sqlite`));
+  mkdirSync(dirname(dbFile), { recursive: true });
+  const server = spawn(binary, await serverArguments(options, port, uiPort, dbFile), {
+    stdio: ['ignore', options.quiet === false ? 'inherit' : 'ignore', 'pipe'],
+  });
+  // The start of stderr (where a failure's cause is) and its end.
+  let stderrHead = '';
+  let stderr = '';
+  server.stderr.on('data', (chunk: Buffer) => {
+    if (stderrHead.length < 4000) stderrHead = (stderrHead + chunk.toString()).slice(0, 4000);
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((done) =>
+    server.on('exit', (code, signal) => done({ code, signal })),
+  );
+  const reaper = spawn(process.execPath, ['-e', reaperSource, String(process.pid), String(server.pid)], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  reaper.unref();
+
+  const address = `127.0.0.1:${port}`;
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) {
+      server.kill('SIGTERM');
+      const killer = setTimeout(() => server.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    }
+    try {
+      if (reaper.pid) process.kill(reaper.pid, 'SIGTERM');
+    } catch {
+      // the reaper already left
+    }
+  };
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (server.exitCode !== null || server.signalCode !== null) {
+      // The cause is near the top (a panic's stack follows it); show that and the last lines.
+      const cause = stderrHead.split('\n').filter((line) => /panic|fatal|error|in use/i.test(line));
+      const last = stderr.trim().split('\n').slice(-2);
+      throw new Error(
+        `temporal server start-dev exited before answering: ${[...cause.slice(0, 3), ...last].join(' | ')}`,
+      );
+    }
+    const health = spawnSync(binary, ['operator', 'cluster', 'health', '--address', address], {
+      encoding: 'utf8',
+    });
+    if (health.status === 0 && /SERVING/.test(health.stdout)) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`temporal dev server on ${address} did not become healthy within 60 s`);
+    }
+    await sleep(200);
+  }
+  return {
+    binary,
+    address,
+    namespace,
+    dbFile,
+    pid: server.pid!,
+    uiAddress: options.headless ? undefined : `http://127.0.0.1:${uiPort}`,
+    stop,
+    exited,
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * `agents-kit/worker`: what a worker process needs to run agents-kit's workflows and activities.
+ *
+ * - {@link createAgentWorker} — a Temporal worker on one task queue with every agents-kit workflow
+ *   (the prebuilt workflow bundle that ships in the package, unless you pass your own).
+ * - {@link createActivities} — the model and tool activities; {@link defineTool} declares a user tool;
+ *   {@link createModelProvider} / {@link loadModelConfig} choose the model from configuration.
+ * - {@link bundleOptions} — for `bundleWorkflowCode` when you build the workflow bundle yourself.
+ * - {@link startDevServer} — the real Temporal dev server (SQLite, Web UI, our search attributes),
+ *   for local development and for your own tests.
+ * - {@link runWorker} / {@link loadConfig} — a whole worker process from the environment (SPEC S8.3).
+ *
+ * @example
+ * import { NativeConnection } from '@temporalio/worker';
+ * import { createActivities, createAgentWorker, defineTool } from 'agents-kit/worker';
+ * const worker = await createAgentWorker({ connection: await NativeConnection.connect(), taskQueue: 'agents-kit', activities: createActivities({ tools: [myTool] }) });
+ * await worker.run();
+ */
+export {
+  createAgentWorker,
+  bundleOptions,
+  defaultMaxCachedWorkflows,
+  prebuiltWorkflowBundlePath,
+  workflowsPath,
+  type AgentWorkerOptions,
+  type WorkflowSource,
+} from './create-worker';
+export {
+  builtinTools,
+  createActivities,
+  createModelProvider,
+  defineTool,
+  loadModelConfig,
+  type ActivityDependencies,
+  type ModelProvider,
+  type ToolDefinition,
+} from '../activities';
+export { ModelConfig } from '../activities/providers';
+export { EnvironmentConfig, loadConfig } from './config';
+export { connectClient, connectWorker } from './connect';
+export { runWorker, type RunWorkerOptions } from './run-worker';
+export {
+  defaultDataDir,
+  devServerPragmas,
+  devServerSettings,
+  freePort,
+  startDevServer,
+  type DevServer,
+  type DevServerOptions,
+} from './dev-server';
+export { ensureTemporalBinary, findTemporalBinary, temporalCliModule } from './temporal-binary';
+export { searchAttributeRegistrations } from '../domain/search-attributes';
