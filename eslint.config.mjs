@@ -47,7 +47,16 @@ const nodeBuiltins = [
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', 'dist/**', '.data/**', 'test/fixtures/**', 'test-output/**', 'coverage/**'],
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.dist-next/**',
+      '.agents-kit/**',
+      '.data/**',
+      'test/fixtures/**',
+      'test-output/**',
+      'coverage/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -77,7 +86,8 @@ export default tseslint.config(
         'error',
         {
           selector: "CallExpression[callee.property.name='regex']",
-          message: "use matching() from domain/ids: zod's .regex() writes to its pattern, which is frozen once shared",
+          message:
+            "use matching() from domain/ids: zod's .regex() writes to its pattern, which is frozen once shared",
         },
       ],
     },

@@ -54,7 +54,7 @@ try {
     const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: projectRoot, stdio: 'inherit' });
     if (result.status !== 0) throw new Error(`npm ci failed with exit code ${result.status}`);
   }
-  // `npm ci` builds dist/ (the `prepare` script); a source edited since is built again here.
+  // dist/ is built when missing or older than a source (the packed package is built by `prepack`).
   const build = spawnSync(process.execPath, [join(projectRoot, 'scripts', 'build.mjs'), '--if-stale'], {
     stdio: 'inherit',
   });

@@ -1,9 +1,9 @@
-// `npm run build` (also run by `prepare`, `prepack` and the bootstrap): compiles the product folders to
+// `npm run build` (also run by `prepack` and, when a source changed, by the bootstrap): compiles the product folders to
 // JavaScript + declaration files in dist/, then builds the workflow bundle that ships in the package
 // (dist/workflow-bundle.js), so an installed worker starts without running webpack.
 // `--if-stale` builds only when a source file is newer than the last build (bootstrap, jest set-up).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,8 @@ const require = createRequire(join(projectRoot, 'package.json'));
 const dist = join(projectRoot, 'dist');
 const log = (line) => process.stderr.write(`[agents-kit] ${line}\n`);
 
-const stamp = join(dist, '.build-stamp');
+// Outside dist/ so it never ships; `npm ci` removes it with node_modules, so a new install builds again.
+const stamp = join(projectRoot, 'node_modules', '.agents-kit-build-stamp');
 const sources = ['domain', 'workflows', 'activities', 'workers', 'client'];
 
 /** The newest modification time of the build's inputs. */
@@ -35,15 +36,14 @@ if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).
 }
 
 const started = Date.now();
+// Built beside dist/ and swapped in at the end, so a process reading dist/ meanwhile never sees half a build.
+const next = join(projectRoot, '.dist-next');
 log('building dist/: tsc -p tsconfig.build.json');
-rmSync(dist, { recursive: true, force: true });
+rmSync(next, { recursive: true, force: true });
 const tsc = spawnSync(
   process.execPath,
-  [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-  {
-    cwd: projectRoot,
-    stdio: 'inherit',
-  },
+  [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', next],
+  { cwd: projectRoot, stdio: 'inherit' },
 );
 if (tsc.status !== 0) {
   log(`tsc failed with exit code ${tsc.status}`);
@@ -52,9 +52,11 @@ if (tsc.status !== 0) {
 
 log('bundling the workflow code: dist/workflow-bundle.js');
 const { bundleWorkflowCode } = require('@temporalio/worker');
-const { bundleOptions } = require(join(dist, 'workers', 'create-worker.js'));
+const { bundleOptions } = require(join(next, 'workers', 'create-worker.js'));
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
 const bundle = await bundleWorkflowCode({ ...bundleOptions, logger: quiet });
-writeFileSync(join(dist, 'workflow-bundle.js'), bundle.code);
+writeFileSync(join(next, 'workflow-bundle.js'), bundle.code);
+rmSync(dist, { recursive: true, force: true });
+renameSync(next, dist);
 writeFileSync(stamp, `${new Date().toISOString()}\n`);
 log(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -12,15 +12,14 @@ export interface CliResult {
 /** The package's own bin: the compiled CLI, as a user runs it (jest's set-up builds dist/ when stale). */
 const bin = join(projectRoot, 'bin', 'agents-kit.mjs');
 
-/** Starts `agents-kit <args>` as a child process. */
-export function startCli(
-  args: readonly string[],
-  env: Record<string, string | undefined> = {},
-): ChildProcessWithoutNullStreams & { output: () => CliResult; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [bin, ...args], {
-    cwd: projectRoot,
-    env: { ...process.env, AGENTS_KIT_TASK_QUEUE: undefined, TEMPORAL_ADDRESS: undefined, ...env },
-  });
+/** A child process whose output is collected: `output()` so far, `done` once it has closed. */
+export type CliProcess = ChildProcessWithoutNullStreams & {
+  output: () => CliResult;
+  done: Promise<CliResult>;
+};
+
+/** Collects a child process's stdout and stderr. */
+export function watchProcess(child: ChildProcessWithoutNullStreams): CliProcess {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -30,6 +29,16 @@ export function startCli(
     child.on('close', (code) => settle({ code, stdout, stderr })),
   );
   return Object.assign(child, { output, done });
+}
+
+/** Starts `agents-kit <args>` as a child process. */
+export function startCli(args: readonly string[], env: Record<string, string | undefined> = {}): CliProcess {
+  return watchProcess(
+    spawn(process.execPath, [bin, ...args], {
+      cwd: projectRoot,
+      env: { ...process.env, AGENTS_KIT_TASK_QUEUE: undefined, TEMPORAL_ADDRESS: undefined, ...env },
+    }),
+  );
 }
 
 /** Runs `agents-kit <args>` to completion (killing it after `timeoutMs`). */
@@ -48,11 +57,7 @@ export async function runCli(
 }
 
 /** Waits until the child's stderr (or stdout) matches `pattern`; fails with what it printed otherwise. */
-export async function untilOutput(
-  child: ReturnType<typeof startCli>,
-  pattern: RegExp,
-  timeoutMs = 60_000,
-): Promise<void> {
+export async function untilOutput(child: CliProcess, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { stdout, stderr, code } = child.output();
