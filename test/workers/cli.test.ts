@@ -280,3 +280,17 @@ test("run --model --yes streams the root conversation and approves the writer's 
   expect(result.stderr).toContain('approved automatically');
   expect(result.stdout).toMatch(/^root: \(scripted model\) Done: brief on durable agents/m);
 });
+
+test.each([
+  [['run', 'task', '--max-depth', '-3'], 'run: --max-depth: must be ≥ 0'],
+  [['run', 'task', '--max-depth', '65'], 'run: --max-depth: must be ≤ 64'],
+  [['run', 'task', '--budget', '99999999999999999999'], 'run: --budget: must be ≤ 9007199254740991'],
+  [['run', 'task', '--timeout', '0'], 'run: --timeout: must be ≥ 1'],
+  [['watch', `conversation_${'0'.repeat(32)}`, '--limit', '-1'], 'watch: --limit: must be ≥ 1'],
+  [['dev', '--port', '70000'], 'dev: --port: must be ≤ 65535'],
+  [['run', 'task', '--max-depth', '1.5'], 'run: --max-depth: expected a whole number'],
+])('%j: a number out of range names the flag and the bound', async (args, message) => {
+  const result = await runCli(args, env);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toBe(`agents-kit: Protocol: ${message}\n`);
+});

@@ -3,13 +3,17 @@ import { z } from 'zod';
 import { ErrorKind, KitError } from '../../domain/errors';
 import { loadConfig, type EnvironmentConfig } from '../config';
 
-/** A whole-number flag value (commander hands every value over as a string). */
+/**
+ * A whole-number flag value between `min` and `max` (commander hands every value over as a string, a
+ * negative one too: `--max-depth -3`). Out of range says which bound, e.g. `--max-depth: must be ≥ 0`.
+ */
 export const intFlag = (min: number, max: number) =>
   z
     .string()
-    .regex(/^\d+$/, 'expected a whole number')
+    .regex(/^[-+]?\d+$/, 'expected a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+    // The pattern already rules out fractions; a separate int() check would add a second message.
+    .pipe(z.number().min(min, `must be ≥ ${min}`).max(max, `must be ≤ ${max}`));
 
 /** The options every command that talks to Temporal accepts; each overrides its environment variable. */
 export const ConnectionOptions = z.object({

@@ -1,15 +1,14 @@
 import { Command } from 'commander';
-import { z } from 'zod';
 import { ConversationNotificationReceiver } from '../../../client/conversation-receiver';
 import { parseId } from '../../../domain/ids';
 import type { ConversationNotification } from '../../../domain/schemas';
 import type { CliOutput } from '../io';
-import { ConnectionOptions, configFrom, parseOptions, withConnectionOptions } from '../options';
+import { ConnectionOptions, configFrom, intFlag, parseOptions, withConnectionOptions } from '../options';
 import { withSession } from '../session';
 
 const WatchOptions = ConnectionOptions.extend({
-  limit: z.coerce.number().int().min(1).optional(),
-  idleExit: z.coerce.number().int().min(1).optional(),
+  limit: intFlag(1, Number.MAX_SAFE_INTEGER).optional(),
+  idleExit: intFlag(1, 24 * 3_600_000).optional(),
 });
 
 /** One line per notification: seq, kind and what it says (interactions show the request id to resolve). */
