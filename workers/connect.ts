@@ -21,9 +21,18 @@ function connectionOptions(config: EnvironmentConfig) {
   };
 }
 
-/** A client connection to the configured Temporal service (local dev server, cluster or Temporal Cloud). */
-export async function connectClient(config: EnvironmentConfig): Promise<Client> {
-  const connection = await Connection.connect(connectionOptions(config));
+/**
+ * A client connection to the configured Temporal service (local dev server, cluster or Temporal Cloud).
+ * `connectTimeoutMs` bounds how long an unreachable server is waited for (the SDK's default is 10 s).
+ */
+export async function connectClient(
+  config: EnvironmentConfig,
+  options: { connectTimeoutMs?: number } = {},
+): Promise<Client> {
+  const connection = await Connection.connect({
+    ...connectionOptions(config),
+    ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}),
+  });
   return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 }
 

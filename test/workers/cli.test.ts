@@ -281,6 +281,15 @@ test("run --model --yes streams the root conversation and approves the writer's 
   expect(result.stdout).toMatch(/^root: \(scripted model\) Done: brief on durable agents/m);
 });
 
+test('an unreachable server is one Integration line naming the address', async () => {
+  const address = `127.0.0.1:${await freePort()}`;
+  const result = await runCli(['tree', goodRoot, '--address', address], {}, 30_000);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(
+    new RegExp(`^agents-kit: Integration: cannot reach Temporal at ${address}: no answer within 3 s`),
+  );
+}, 40_000);
+
 test.each([
   [['run', 'task', '--max-depth', '-3'], 'run: --max-depth: must be ≥ 0'],
   [['run', 'task', '--max-depth', '65'], 'run: --max-depth: must be ≤ 64'],

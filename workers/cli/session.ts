@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { ThreadService } from '../../client/thread-service';
-import { kitCall } from '../../client/errors';
+import { ErrorKind, KitError } from '../../domain/errors';
 import { parseId, type ThreadId } from '../../domain/ids';
 import type { EnvironmentConfig } from '../config';
 import { connectClient } from '../connect';
@@ -12,12 +12,34 @@ export interface CliSession {
   close(): Promise<void>;
 }
 
+/** How long a command waits for Temporal to answer before saying it cannot reach it. */
+export const connectTimeoutMs = 3_000;
+
 /** Connects to the configured Temporal; an unreachable server is an Integration error naming the address. */
 export async function openSession(config: EnvironmentConfig): Promise<CliSession> {
-  const client = await kitCall(`connecting to Temporal at ${config.TEMPORAL_ADDRESS}`, () =>
-    connectClient(config),
-  );
-  return { config, client, close: () => client.connection.close() };
+  const address = config.TEMPORAL_ADDRESS;
+  try {
+    const client = await connectClient(config, { connectTimeoutMs });
+    return { config, client, close: () => client.connection.close() };
+  } catch (error) {
+    throw new KitError(
+      ErrorKind.Integration,
+      `cannot reach Temporal at ${address}: ${whyUnreachable(error)}`,
+      {
+        address,
+      },
+      { cause: error },
+    );
+  }
+}
+
+/** Nothing answering (the usual case: no server there) or the server refusing the first call (TLS, API key). */
+function whyUnreachable(error: unknown): string {
+  if (error instanceof Error && error.name === 'ServiceError') {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return `${error.message}${cause}`;
+  }
+  return `no answer within ${connectTimeoutMs / 1000} s; is it running? (agents-kit dev starts one; --address or TEMPORAL_ADDRESS says where)`;
 }
 
 /** Runs `body` with a session, closing the connection whatever happens. */
