@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import type { EnvironmentConfig } from './config';
 
@@ -37,6 +37,8 @@ export async function connectClient(
 }
 
 /** A worker connection to the same service. */
-export function connectWorker(config: EnvironmentConfig): Promise<NativeConnection> {
+export async function connectWorker(config: EnvironmentConfig): Promise<NativeConnection> {
+  // Loaded here, not at the top: a process that only needs a client does not pay for the worker SDK.
+  const { NativeConnection } = await import('@temporalio/worker');
   return NativeConnection.connect(connectionOptions(config));
 }

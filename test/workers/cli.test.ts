@@ -281,6 +281,15 @@ test("run --model --yes streams the root conversation and approves the writer's 
   expect(result.stdout).toMatch(/^root: \(scripted model\) Done: brief on durable agents/m);
 });
 
+test('--help lists every command', async () => {
+  const help = await runCli(['--help']);
+  expect(help.code).toBe(0);
+  const commands = [...help.stdout.matchAll(/^ {2}(\w+) /gm)].map((match) => match[1]);
+  expect(commands).toEqual(
+    'dev worker run tree send interrupt shutdown reconcile watch resolve help'.split(' '),
+  );
+});
+
 test('an unreachable server is one Integration line naming the address', async () => {
   const address = `127.0.0.1:${await freePort()}`;
   const result = await runCli(['tree', goodRoot, '--address', address], {}, 30_000);

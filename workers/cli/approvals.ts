@@ -1,10 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { createInterface } from 'node:readline/promises';
-import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
-import { resolveNotification } from '../../client/conversations';
 import type { InteractionAnswer } from '../../domain/conversation-schemas';
 import type { ConversationNotification } from '../../domain/schemas';
-import { formatNotification } from './commands/watch';
+import { formatNotification } from './format';
 
 /** How interactions are answered: asked at the terminal, approved automatically, or left for `resolve`. */
 export type ApprovalMode = 'ask' | 'approve' | 'leave';
@@ -52,6 +50,8 @@ export async function streamConversation(options: {
   signal: AbortSignal;
 }): Promise<void> {
   const { client, say, signal } = options;
+  const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
+  const { resolveNotification } = await import('../../client/conversations');
   await using receiver = await ConversationNotificationReceiver.open(client, options.conversationId, {
     taskQueue: options.taskQueue,
   });

@@ -1,5 +1,5 @@
 import type { AgentInterruptReceipt, ReconcileResult, ShutdownReport } from '../../domain/control';
-import type { AgentThread, InterAgentMessage } from '../../domain/schemas';
+import type { AgentThread, ConversationNotification, InterAgentMessage } from '../../domain/schemas';
 
 const oneLine = (text: string, max = 100) => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -79,4 +79,17 @@ export function formatReconcile(result: ReconcileResult): string {
 /** A delivered inter-agent message. */
 export function formatMessage(message: InterAgentMessage): string {
   return `${message.id} #${message.seq} ${message.sender} → ${message.recipient}: ${oneLine(message.content)}`;
+}
+
+/** One line per notification: seq, kind and what it says (interactions show the request id to resolve). */
+export function formatNotification(item: ConversationNotification): string {
+  const body = item.body;
+  switch (body.type) {
+    case 'message':
+      return `#${item.seq} message: ${body.text}`;
+    case 'status':
+      return `#${item.seq} status ${body.event} ${body.threadId}${body.detail ? ` (${body.detail})` : ''}`;
+    case 'interaction':
+      return `#${item.seq} ${body.kind} ${body.requestId} from ${body.threadId}: ${body.prompt}${body.tool ? ` [${body.tool.name} ${JSON.stringify(body.tool.input)}]` : ''}`;
+  }
 }

@@ -1,9 +1,11 @@
 import type { Client } from '@temporalio/client';
-import { ThreadService } from '../../client/thread-service';
+import type { ThreadService } from '../../client/thread-service';
 import { ErrorKind, KitError } from '../../domain/errors';
 import { parseId, type ThreadId } from '../../domain/ids';
 import type { EnvironmentConfig } from '../config';
-import { connectClient } from '../connect';
+
+// The Temporal SDK and the client API are loaded when a command connects, not when the command line is
+// parsed: `agents-kit --help` and a usage error answer without loading them.
 
 /** A client connection for one command, closed by `close()`. */
 export interface CliSession {
@@ -17,6 +19,7 @@ export const connectTimeoutMs = 3_000;
 
 /** Connects to the configured Temporal; an unreachable server is an Integration error naming the address. */
 export async function openSession(config: EnvironmentConfig): Promise<CliSession> {
+  const { connectClient } = await import('../connect');
   const address = config.TEMPORAL_ADDRESS;
   try {
     const client = await connectClient(config, { connectTimeoutMs });
@@ -59,6 +62,7 @@ export async function withSession<Result>(
 export const parseRootId = (rootId: string): ThreadId => parseId('thread', rootId, 'rootId');
 
 /** Reopens a root run (NotFound when there is none). */
-export function reopenRoot(session: CliSession, rootId: ThreadId): Promise<ThreadService> {
+export async function reopenRoot(session: CliSession, rootId: ThreadId): Promise<ThreadService> {
+  const { ThreadService } = await import('../../client/thread-service');
   return ThreadService.reopen(session.client, rootId);
 }

@@ -3,10 +3,9 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { searchAttributeRegistrations } from '../../../domain/search-attributes';
 import { startDevServer, defaultDataDir } from '../../dev-server';
-import { runWorker } from '../../run-worker';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions } from '../options';
-import { WorkflowBundleOption, workflowBundleOption, workflowSource } from './worker';
+import { installWorkerRuntime, WorkflowBundleOption, workflowBundleOption, workflowSource } from './worker';
 
 const DevOptions = ConnectionOptions.omit({ address: true })
   .merge(WorkflowBundleOption)
@@ -23,7 +22,7 @@ const DevOptions = ConnectionOptions.omit({ address: true })
  */
 export function devCommand(output: CliOutput): Command {
   return new Command('dev')
-    .description('start the embedded Temporal dev server (SQLite under .data/, Web UI) and a worker')
+    .description('start the embedded Temporal dev server (SQLite under .agents-kit/, Web UI) and a worker')
     .option('--port <port>', 'the Temporal frontend port', '7233')
     .option('--ui-port <port>', 'the Web UI port (default: port + 1000)')
     .option(
@@ -41,6 +40,8 @@ export function devCommand(output: CliOutput): Command {
       const uiPort = options.uiPort ?? (options.port + 1000 <= 65_535 ? options.port + 1000 : undefined);
       // Validates the namespace and task queue before anything starts.
       const preflight = configFrom({ namespace: options.namespace, taskQueue: options.taskQueue });
+      await installWorkerRuntime();
+      const { runWorker } = await import('../../run-worker');
       output.note('starting the embedded Temporal dev server…');
       const server = await startDevServer({
         port: options.port,

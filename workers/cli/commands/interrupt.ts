@@ -1,9 +1,7 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { kitCall } from '../../../client/errors';
 import { ErrorKind, KitError } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
-import { interruptSignal } from '../../../domain/messages';
 import { formatReceipt } from '../format';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, parseOptions, withConnectionOptions } from '../options';
@@ -42,6 +40,8 @@ export function interruptCommand(output: CliOutput): Command {
           `thread ${id} is not part of root run ${service.rootThreadId}`,
         );
       }
+      const { kitCall } = await import('../../../client/errors');
+      const { interruptSignal } = await import('../../../domain/messages');
       await kitCall('interrupt signal', () => session.client.workflow.getHandle(id).signal(interruptSignal));
       if (options.json) output.json({ thread: id, signalled: true });
       else output.line(`interrupt signal sent to ${id}`);

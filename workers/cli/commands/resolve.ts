@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { resolveNotification } from '../../../client/conversations';
 import { KitError } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
 import type { CliOutput } from '../io';
@@ -48,6 +47,7 @@ export function resolveCommand(output: CliOutput): Command {
             ...(options.reason ? { reason: options.reason } : {}),
           };
     await withSession(configFrom(options), async (session) => {
+      const { resolveNotification } = await import('../../../client/conversations');
       const resolution = await resolveNotification(session.client, target, answer);
       if (options.json) output.json(resolution);
       else output.line(`resolved ${resolution.requestId}: ${JSON.stringify(resolution.answer)}`);

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ThreadService } from '../../../client/thread-service';
+import type { ThreadService } from '../../../client/thread-service';
 import { ErrorKind, isErrorKind, KitError, parseInput } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
 import { KernelSpec, type AgentSpec, type AgentThread } from '../../../domain/schemas';
@@ -155,6 +155,7 @@ export function runCommand(output: CliOutput): Command {
     const root = rootSpec(task, options);
     const config = configFrom(options);
     await withSession(config, async (session) => {
+      const { ThreadService } = await import('../../../client/thread-service');
       const service = await ThreadService.attach(session.client, {
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
         owner: options.owner,

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
-import { ConversationNotificationReceiver } from '../../../client/conversation-receiver';
 import { parseId } from '../../../domain/ids';
-import type { ConversationNotification } from '../../../domain/schemas';
+import { formatNotification } from '../format';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions, withConnectionOptions } from '../options';
 import { withSession } from '../session';
@@ -10,19 +9,6 @@ const WatchOptions = ConnectionOptions.extend({
   limit: intFlag(1, Number.MAX_SAFE_INTEGER).optional(),
   idleExit: intFlag(1, 24 * 3_600_000).optional(),
 });
-
-/** One line per notification: seq, kind and what it says (interactions show the request id to resolve). */
-export function formatNotification(item: ConversationNotification): string {
-  const body = item.body;
-  switch (body.type) {
-    case 'message':
-      return `#${item.seq} message: ${body.text}`;
-    case 'status':
-      return `#${item.seq} status ${body.event} ${body.threadId}${body.detail ? ` (${body.detail})` : ''}`;
-    case 'interaction':
-      return `#${item.seq} ${body.kind} ${body.requestId} from ${body.threadId}: ${body.prompt}${body.tool ? ` [${body.tool.name} ${JSON.stringify(body.tool.input)}]` : ''}`;
-  }
-}
 
 /**
  * `agents-kit watch <conversationId>`: the exclusive receiver of a conversation (SPEC S5.3): prints each
@@ -40,6 +26,7 @@ export function watchCommand(output: CliOutput): Command {
     const options = parseOptions(WatchOptions, raw, 'watch');
     const id = parseId('conversation', conversationId, 'conversationId');
     await withSession(configFrom(options), async (session) => {
+      const { ConversationNotificationReceiver } = await import('../../../client/conversation-receiver');
       await using receiver = await ConversationNotificationReceiver.open(session.client, id, {
         taskQueue: session.config.AGENTS_KIT_TASK_QUEUE,
       });

@@ -2,7 +2,6 @@ import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { WorkflowSource } from '../../create-worker';
-import { runWorker } from '../../run-worker';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, parseOptions, withConnectionOptions } from '../options';
 
@@ -18,6 +17,15 @@ export const workflowSource = (bundle: string | undefined): WorkflowSource | und
 
 const WorkerOptions = ConnectionOptions.merge(WorkflowBundleOption);
 
+/**
+ * Loads the worker SDK and installs its runtime with a logger at WARN (worker logs below are noise for an
+ * interactive tool; signals still stop workers gracefully). Only commands that run a worker call this.
+ */
+export async function installWorkerRuntime(): Promise<void> {
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
 /** `agents-kit worker`: one worker on the configured Temporal and task queue until SIGINT/SIGTERM. */
 export function workerCommand(output: CliOutput): Command {
   return withConnectionOptions(
@@ -32,6 +40,8 @@ export function workerCommand(output: CliOutput): Command {
       output.note(
         `starting a worker on ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})…`,
       );
+      await installWorkerRuntime();
+      const { runWorker } = await import('../../run-worker');
       await runWorker({
         config,
         workflows: workflowSource(options.workflowBundle),
