@@ -7,7 +7,7 @@ import { ThreadService } from '../client/thread-service';
 import type { AgentThread } from '../domain/schemas';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { startDevServer, defaultDataDir } from './dev-server';
-import { approvalMode, streamConversation } from './cli/approvals';
+import { approvalPolicy, describeApprovals, streamConversation } from './cli/approvals';
 import { createAgentWorker } from './create-worker';
 
 const say = (line: string) => console.log(`[demo] ${line}`);
@@ -22,10 +22,11 @@ function printTree(threads: AgentThread[]): void {
 /**
  * `npm run demo`: the embedded Temporal dev server (SQLite file under .data/) and a worker; a root run
  * whose agent delegates to a researcher and a writer; the root conversation streamed; the writer's
- * publish approved at the prompt (or automatically); the tree, results and Web UI address printed.
+ * publish approved at the prompt (automatically with --yes or without a terminal); the tree, results
+ * and Web UI address printed.
  */
 async function main(): Promise<void> {
-  const interactive = process.stdin.isTTY === true && !process.argv.includes('--yes');
+  const policy = approvalPolicy(process.argv.includes('--yes'), 'approve');
   const modelConfig = loadModelConfig();
   const model = createModelProvider(modelConfig);
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -62,13 +63,14 @@ async function main(): Promise<void> {
         grant: { owner: 'demo', maxDepth: 2, maxConcurrent: 8, maxTotal: 16 },
       });
       say(`root run ${service.rootThreadId} attached; streaming the root conversation`);
+      say(describeApprovals(policy));
       const root = await service.refreshRoot();
       const stop = new AbortController();
       const streaming = streamConversation({
         client,
         conversationId: root.conversationId,
         taskQueue,
-        mode: approvalMode(!interactive),
+        policy,
         say,
         signal: stop.signal,
       });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from '../../domain/ids';
 import { freePort } from '../../workers/dev-server';
@@ -311,4 +312,34 @@ test.each([
   const result = await runCli(args, env);
   expect(result.code).toBe(1);
   expect(result.stderr).toBe(`agents-kit: Protocol: ${message}\n`);
+});
+
+/** Writes a root kernel spec for `run --script`. */
+function scriptFile(turns: unknown[][]): string {
+  const file = join(process.env.AGENTS_KIT_TEST_DIR!, `cli-script-${randomUUID().slice(0, 8)}.json`);
+  writeFileSync(file, JSON.stringify({ type: 'scripted', turns }));
+  return file;
+}
+
+test('run without a terminal or --yes says approvals wait for resolve, and waits for the answer', async () => {
+  const script = scriptFile([
+    [
+      { type: 'ask', kind: 'approval', prompt: 'Go ahead?' },
+      { type: 'reply', text: 'root: {{last}}' },
+    ],
+  ]);
+  const run = startCli(['run', 'ask first', '--script', script], env);
+  const waiting =
+    /waiting for an answer: agents-kit resolve (thread_[0-9a-f]{32}) (request_[0-9a-f]{32}) --approve\|--deny/;
+  await untilOutput(run, waiting);
+  expect(run.output().stderr).toContain(
+    'approvals: no terminal — each will wait for `agents-kit resolve <threadId> <requestId> --approve|--deny` (or pass --yes to approve automatically)',
+  );
+  expect(run.output().stderr).not.toMatch(/approved automatically/);
+  const [, threadId, requestId] = waiting.exec(run.output().stderr)!;
+  const resolved = await runCli(['resolve', threadId!, requestId!, '--approve'], env);
+  expect(resolved.code).toBe(0);
+  const result = await run.done;
+  expect(result.code).toBe(0);
+  expect(result.stdout).toMatch(/^root: root: approved$/m);
 });

@@ -42,7 +42,8 @@ test('npm run demo completes without a model or a terminal: approval automatic, 
   expect(output).toMatch(
     /approval request_[0-9a-f]{32} from thread_[0-9a-f]{32}: \/root\/writer wants to run publish \[publish /,
   );
-  expect(output).toContain('approved automatically');
+  expect(output).toContain('approvals: approved automatically (no terminal)');
+  expect(output).toMatch(/^\[demo\] approved automatically \(no terminal\)$/m);
   expect(output).toMatch(/root answered \(completed\)/);
   expect(output).toMatch(/\/root\/researcher \[idle\] → \(scripted model\)/);
   expect(output).toMatch(/\/root\/writer \[idle\] → .*publish → published/);
@@ -55,6 +56,7 @@ test('npm run demo completes without a model or a terminal: approval automatic, 
 
 test('at a terminal the demo asks for approval and the agent continues with the answer', async () => {
   const { code, output } = await runDemo({ viaTerminal: true, answer: 'n' });
+  expect(output).toContain('approvals: asked here');
   expect(output).toContain('approve? [y/N]');
   expect(output).toContain('denied');
   // The writer's publish was refused and the writer still finished its turn with that answer.

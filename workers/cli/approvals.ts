@@ -4,13 +4,32 @@ import type { InteractionAnswer } from '../../domain/conversation-schemas';
 import type { ConversationNotification } from '../../domain/schemas';
 import { formatNotification } from './format';
 
-/** How interactions are answered: asked at the terminal, approved automatically, or left for `resolve`. */
-export type ApprovalMode = 'ask' | 'approve' | 'leave';
+/**
+ * How interactions are answered: asked at the terminal, approved automatically (`because` says why:
+ * `--yes`, or the demo having no terminal), or left waiting for `agents-kit resolve`.
+ */
+export type ApprovalPolicy = { mode: 'ask' } | { mode: 'approve'; because: string } | { mode: 'leave' };
 
-/** The approval mode for this process: `--yes` approves; a terminal asks; otherwise interactions wait. */
-export function approvalMode(yes: boolean): ApprovalMode {
-  if (yes) return 'approve';
-  return process.stdin.isTTY ? 'ask' : 'leave';
+/**
+ * The approval policy of this process: `--yes` approves; a terminal asks; without one, interactions wait
+ * for `agents-kit resolve` (`run`) or are approved (`withoutTerminal: 'approve'`, the demo).
+ */
+export function approvalPolicy(yes: boolean, withoutTerminal: 'leave' | 'approve' = 'leave'): ApprovalPolicy {
+  if (yes) return { mode: 'approve', because: '--yes' };
+  if (process.stdin.isTTY) return { mode: 'ask' };
+  return withoutTerminal === 'approve' ? { mode: 'approve', because: 'no terminal' } : { mode: 'leave' };
+}
+
+/** The one line said at the start, so the user knows what will happen to the approvals of the run. */
+export function describeApprovals(policy: ApprovalPolicy): string {
+  switch (policy.mode) {
+    case 'ask':
+      return 'approvals: asked here';
+    case 'approve':
+      return `approvals: approved automatically (${policy.because})`;
+    case 'leave':
+      return 'approvals: no terminal — each will wait for `agents-kit resolve <threadId> <requestId> --approve|--deny` (or pass --yes to approve automatically)';
+  }
 }
 
 async function askAtTerminal(
@@ -39,17 +58,17 @@ async function askAtTerminal(
 
 /**
  * Streams a conversation (SPEC S8.2) until `signal` aborts: each notification is printed with `say`;
- * interactions are answered as `mode` says. The receiver's lease is released when it stops.
+ * interactions are answered as `policy` says. The receiver's lease is released when it stops.
  */
 export async function streamConversation(options: {
   client: Client;
   conversationId: string;
   taskQueue: string;
-  mode: ApprovalMode;
+  policy: ApprovalPolicy;
   say: (line: string) => void;
   signal: AbortSignal;
 }): Promise<void> {
-  const { client, say, signal } = options;
+  const { client, policy, say, signal } = options;
   const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
   const { resolveNotification } = await import('../../client/conversations');
   await using receiver = await ConversationNotificationReceiver.open(client, options.conversationId, {
@@ -62,20 +81,23 @@ export async function streamConversation(options: {
     });
     if (!item) return;
     say(formatNotification(item));
-    if (item.body.type !== 'interaction') continue;
-    if (options.mode === 'leave') {
-      say(
-        `waiting for an answer: agents-kit resolve ${item.body.threadId} ${item.body.requestId} --approve|--deny`,
-      );
-      continue;
+    if (item.body.type === 'interaction') {
+      const { threadId, requestId, kind } = item.body;
+      if (policy.mode === 'leave') {
+        const answer = kind === 'approval' ? '--approve|--deny' : '--answer <text>';
+        say(`waiting for an answer: agents-kit resolve ${threadId} ${requestId} ${answer}`);
+      } else if (policy.mode === 'approve') {
+        const answer: InteractionAnswer =
+          kind === 'approval' ? { type: 'approval', approved: true } : { type: 'question', text: 'yes' };
+        await resolveNotification(client, item, answer);
+        say(
+          kind === 'approval'
+            ? `approved automatically (${policy.because})`
+            : `answered "yes" automatically (${policy.because})`,
+        );
+      } else {
+        await resolveNotification(client, item, await askAtTerminal(item, say));
+      }
     }
-    const answer: InteractionAnswer =
-      options.mode === 'approve'
-        ? item.body.kind === 'approval'
-          ? { type: 'approval', approved: true }
-          : { type: 'question', text: 'yes' }
-        : await askAtTerminal(item, say);
-    if (options.mode === 'approve') say('approved automatically (--yes, or no terminal)');
-    await resolveNotification(client, item, answer);
   }
 }

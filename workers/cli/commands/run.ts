@@ -16,7 +16,7 @@ import {
   withConnectionOptions,
 } from '../options';
 import { scriptedTeam } from '../scripted-team';
-import { approvalMode, streamConversation } from '../approvals';
+import { approvalPolicy, describeApprovals, streamConversation } from '../approvals';
 import { withSession } from '../session';
 
 const agentName = /^[a-z0-9][a-z0-9_-]{0,39}$/;
@@ -154,6 +154,7 @@ export function runCommand(output: CliOutput): Command {
     const rootThreadId = options.rootId ? parseId('thread', options.rootId, 'rootId') : undefined;
     const root = rootSpec(task, options);
     const config = configFrom(options);
+    const policy = approvalPolicy(options.yes);
     await withSession(config, async (session) => {
       const { ThreadService } = await import('../../../client/thread-service');
       const service = await ThreadService.attach(session.client, {
@@ -176,6 +177,7 @@ export function runCommand(output: CliOutput): Command {
           : 'model: scripted (deterministic script, no model provider configured)',
       );
       output.note(`root run ${service.rootThreadId} attached on task queue ${config.AGENTS_KIT_TASK_QUEUE}`);
+      output.note(describeApprovals(policy));
       let interrupted = false;
       const onSignal = () => {
         interrupted = true;
@@ -190,7 +192,7 @@ export function runCommand(output: CliOutput): Command {
         client: session.client,
         conversationId: (await service.refreshRoot()).conversationId,
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
-        mode: approvalMode(options.yes),
+        policy,
         say: (line) => output.note(line),
         signal: stopStreaming.signal,
       }).catch((error: unknown) =>
