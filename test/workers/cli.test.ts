@@ -343,3 +343,33 @@ test('run without a terminal or --yes says approvals wait for resolve, and waits
   expect(result.code).toBe(0);
   expect(result.stdout).toMatch(/^root: root: approved$/m);
 });
+
+test("run --yes keeps streaming until the tree is idle: a child's approval after the root's first turn is shown and answered", async () => {
+  const checks = [
+    { type: 'tool', tool: 'slow', input: { ms: 1_500, label: `checker-${randomUUID()}` } },
+    { type: 'ask', kind: 'approval', prompt: 'Publish the check?' },
+    { type: 'reply', text: 'checker: {{last}}' },
+  ];
+  const request = { name: 'checker', task: 'check later', kernel: { type: 'scripted', turns: [checks] } };
+  const script = scriptFile([
+    [
+      { type: 'spawn', as: 'checker', request },
+      { type: 'reply', text: 'root: spawned the checker' },
+    ],
+  ]);
+  const result = await runCli(['run', 'check later', '--script', script, '--yes'], env);
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain('approvals: approved automatically (--yes)');
+  const checker = /^ {2}\/root\/checker +idle +turns 1\/1 +(thread_[0-9a-f]{32}) +checker: approved$/m.exec(
+    result.stdout,
+  );
+  expect(checker).not.toBeNull();
+  const approval = result.stderr.search(
+    new RegExp(`approval request_[0-9a-f]{32} from ${checker![1]}: Publish the check\\?`),
+  );
+  const approved = result.stderr.search(/^agents-kit: approved automatically \(--yes\)$/m);
+  expect(approval).toBeGreaterThan(-1);
+  expect(approved).toBeGreaterThan(approval);
+  expect(result.stderr.indexOf('run completed')).toBeGreaterThan(approved);
+  expect(result.stdout).toMatch(/^root: root: spawned the checker$/m);
+});

@@ -58,7 +58,8 @@ async function askAtTerminal(
 
 /**
  * Streams a conversation (SPEC S8.2) until `signal` aborts: each notification is printed with `say`;
- * interactions are answered as `policy` says. The receiver's lease is released when it stops.
+ * interactions are answered as `policy` says; `onHandled` hears each item once it is printed (and
+ * answered). The receiver's lease is released when it stops, acknowledging nothing more (S5.5).
  */
 export async function streamConversation(options: {
   client: Client;
@@ -67,6 +68,7 @@ export async function streamConversation(options: {
   policy: ApprovalPolicy;
   say: (line: string) => void;
   signal: AbortSignal;
+  onHandled?: (item: ConversationNotification) => void;
 }): Promise<void> {
   const { client, policy, say, signal } = options;
   const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
@@ -99,5 +101,6 @@ export async function streamConversation(options: {
         await resolveNotification(client, item, await askAtTerminal(item, say));
       }
     }
+    options.onHandled?.(item);
   }
 }

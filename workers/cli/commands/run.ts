@@ -1,12 +1,12 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { ThreadService } from '../../../client/thread-service';
 import { ErrorKind, isErrorKind, KitError, parseInput } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
-import { KernelSpec, type AgentSpec, type AgentThread } from '../../../domain/schemas';
+import { KernelSpec, type AgentSpec } from '../../../domain/schemas';
+import { approvalPolicy, describeApprovals, streamConversation } from '../approvals';
 import { formatMessage, formatReport, formatTree, latestResult } from '../format';
-import { progressTicker, type CliOutput } from '../io';
+import type { CliOutput } from '../io';
 import {
   ConnectionOptions,
   configFrom,
@@ -15,8 +15,8 @@ import {
   parseOptions,
   withConnectionOptions,
 } from '../options';
+import { untilSettled, type StreamProgress } from '../run-settle';
 import { scriptedTeam } from '../scripted-team';
-import { approvalPolicy, describeApprovals, streamConversation } from '../approvals';
 import { withSession } from '../session';
 
 const agentName = /^[a-z0-9][a-z0-9_-]{0,39}$/;
@@ -61,62 +61,11 @@ function rootSpec(task: string, options: RunOptions): AgentSpec {
   return { name: 'root', task, kernel: parseInput(KernelSpec, parseJsonFlag(text, '--script'), '--script') };
 }
 
-/** `[pending] /root/researcher` style progress lines for threads whose state changed since the last poll. */
-function reportChanges(output: CliOutput, threads: AgentThread[], seen: Map<string, string>): void {
-  for (const thread of threads) {
-    const key = `${thread.status}/${thread.turnsStarted}/${thread.turnsCompleted}`;
-    if (seen.get(thread.id) === key) continue;
-    seen.set(thread.id, key);
-    const result = thread.turnsCompleted > 0 ? ` → ${latestResult(thread)}` : '';
-    output.note(
-      `${thread.path} ${thread.status} (turns ${thread.turnsCompleted}/${thread.turnsStarted})${result}`,
-    );
-  }
-}
-
-/** Polls the tree until the root's first turn has ended (or the root is terminal), printing each change. */
-async function untilFirstTurn(
-  output: CliOutput,
-  service: ThreadService,
-  options: RunOptions,
-  config: { AGENTS_KIT_TASK_QUEUE: string },
-  stopped: () => boolean,
-): Promise<AgentThread> {
-  const seen = new Map<string, string>();
-  const started = Date.now();
-  let hinted = false;
-  let root: AgentThread | undefined;
-  const stopTicker = progressTicker(output, () => `the root's first turn (${root?.status ?? 'starting'})`);
-  try {
-    for (;;) {
-      const threads = await service.rootControls().listThreads();
-      reportChanges(output, threads, seen);
-      root = threads.find((thread) => thread.id === service.rootThreadId);
-      if (root && (root.firstTurn || ['completed', 'failed', 'cancelled'].includes(root.status))) return root;
-      if (!hinted && root?.status === 'pending' && Date.now() - started > 10_000) {
-        hinted = true;
-        output.note(
-          `the root has not started: is a worker polling task queue ${config.AGENTS_KIT_TASK_QUEUE}? (agents-kit worker, or agents-kit dev)`,
-        );
-      }
-      if (stopped()) throw new KitError(ErrorKind.Closed, 'interrupted by the user');
-      if (Date.now() - started > options.timeout) {
-        throw new KitError(
-          ErrorKind.Timeout,
-          `the root's first turn did not end within ${options.timeout} ms; the run is still there: agents-kit tree ${service.rootThreadId}, agents-kit shutdown ${service.rootThreadId}`,
-        );
-      }
-      await new Promise((done) => setTimeout(done, 500));
-    }
-  } finally {
-    stopTicker();
-  }
-}
-
 /**
  * `agents-kit run <task>`: attaches a root run (scripted model unless one is configured), streams the
- * tree's progress to stderr, prints the tree and the root's answer once its first turn ends, then
- * completes the run (or leaves it running with `--keep`). Ctrl-C shuts the run down.
+ * root conversation and the tree's progress to stderr until the root's first turn has ended and the whole
+ * tree is idle with no approval pending, prints the tree and the root's answer, then completes the run
+ * (or leaves it running with `--keep`). Ctrl-C shuts the run down.
  */
 export function runCommand(output: CliOutput): Command {
   return withConnectionOptions(
@@ -139,7 +88,11 @@ export function runCommand(output: CliOutput): Command {
       .option('--max-total <n>', 'grant: lifetime spawns')
       .option('--budget <tokens>', 'grant: token budget')
       .option('--idle-timeout <ms>', 'grant: how long an idle sub-agent lives')
-      .option('--timeout <ms>', 'how long to wait for the root’s first turn', '300000')
+      .option(
+        '--timeout <ms>',
+        'how long to wait for the root’s first turn and the whole tree to be idle (approvals included)',
+        '300000',
+      )
       .option('--keep', 'leave the run running afterwards (default: complete it)')
       .option(
         '--model',
@@ -157,6 +110,7 @@ export function runCommand(output: CliOutput): Command {
     const policy = approvalPolicy(options.yes);
     await withSession(config, async (session) => {
       const { ThreadService } = await import('../../../client/thread-service');
+      const { conversationSummary } = await import('../../../client/conversations');
       const service = await ThreadService.attach(session.client, {
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
         owner: options.owner,
@@ -187,20 +141,41 @@ export function runCommand(output: CliOutput): Command {
       };
       process.on('SIGINT', onSignal);
       // The root conversation is streamed meanwhile: statuses, messages, and every approval of the tree.
+      const conversationId = (await service.refreshRoot()).conversationId;
+      const progress: StreamProgress = { handledThrough: 0, ended: false };
       const stopStreaming = new AbortController();
       const streaming = streamConversation({
         client: session.client,
-        conversationId: (await service.refreshRoot()).conversationId,
+        conversationId,
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
         policy,
         say: (line) => output.note(line),
         signal: stopStreaming.signal,
-      }).catch((error: unknown) =>
-        output.note(`conversation stream stopped: ${error instanceof Error ? error.message : String(error)}`),
-      );
+        onHandled: (item) => (progress.handledThrough = item.seq),
+      })
+        .catch((error: unknown) =>
+          output.note(
+            `conversation stream stopped: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        )
+        .finally(() => (progress.ended = true));
+      // Stops the stream and releases the conversation's lease (S5.5), so a later `watch` can take it.
+      const stopStream = async () => {
+        stopStreaming.abort();
+        await streaming;
+      };
       try {
-        const rootThread = await untilFirstTurn(output, service, options, config, () => interrupted);
-        const threads = await service.rootControls().listThreads();
+        const settled = await untilSettled({
+          output,
+          service,
+          conversation: () => conversationSummary(session.client, conversationId),
+          stream: progress,
+          taskQueue: config.AGENTS_KIT_TASK_QUEUE,
+          timeoutMs: options.timeout,
+          stopped: () => interrupted,
+        });
+        await stopStream();
+        const { root: rootThread, threads } = settled;
         const messages = await service.takeRootMessages();
         const report = options.keep ? undefined : await service.complete();
         if (options.json) {
@@ -233,8 +208,7 @@ export function runCommand(output: CliOutput): Command {
         }
         throw error;
       } finally {
-        stopStreaming.abort();
-        await streaming;
+        await stopStream();
         process.removeListener('SIGINT', onSignal);
       }
     });
