@@ -373,3 +373,23 @@ test("run --yes keeps streaming until the tree is idle: a child's approval after
   expect(result.stderr.indexOf('run completed')).toBeGreaterThan(approved);
   expect(result.stdout).toMatch(/^root: root: spawned the checker$/m);
 });
+
+test('run releases the root conversation when it ends: watch takes it and starts where run stopped', async () => {
+  const run = await runCli(['run', 'then watch', '--agents', 'solo', '--keep', '--json'], env);
+  expect(run.code).toBe(0);
+  const seen = [...run.stderr.matchAll(/^agents-kit: #(\d+) /gm)].map((match) => Number(match[1]));
+  expect(seen.length).toBeGreaterThan(1);
+  const { rootThreadId, root } = parsed<{ rootThreadId: string; root: { conversationId: string } }>(
+    run.stdout,
+  );
+  const watched = await runCli(['watch', root.conversationId, '--json', '--idle-exit', '2500'], env);
+  expect(watched.stderr).toBe('');
+  expect(watched.code).toBe(0);
+  const items = watched.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { seq: number });
+  // Run acknowledged every item but its last (passive items are acknowledged by receiving the next).
+  expect(items[0]!.seq).toBe(Math.max(...seen));
+  expect((await runCli(['shutdown', rootThreadId], env)).code).toBe(0);
+});
