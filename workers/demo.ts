@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { createActivities, createModelProvider, loadModelConfig } from '../activities';
 import { ThreadService } from '../client/thread-service';
 import type { AgentThread } from '../domain/schemas';
@@ -19,14 +20,27 @@ function printTree(threads: AgentThread[]): void {
   }
 }
 
+/** Resolves when the user presses Enter (or Ctrl-C, or stdin ends). */
+async function untilEnter(): Promise<void> {
+  const terminal = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    await new Promise<void>((done) => {
+      for (const event of ['line', 'SIGINT', 'close']) terminal.once(event, () => done());
+    });
+  } finally {
+    terminal.close();
+  }
+}
+
 /**
- * `npm run demo`: the embedded Temporal dev server (SQLite file under .data/) and a worker; a root run
+ * `npm run demo`: the embedded Temporal dev server (SQLite file under .agents-kit/) and a worker; a root run
  * whose agent delegates to a researcher and a writer; the root conversation streamed; the writer's
  * publish approved at the prompt (automatically with --yes or without a terminal); the tree, results
- * and Web UI address printed.
+ * and Web UI address printed. At a terminal the Web UI stays up until Enter; then the run is shut down.
  */
 async function main(): Promise<void> {
   const policy = approvalPolicy(process.argv.includes('--yes'), 'approve');
+  const interactive = policy.mode === 'ask';
   const modelConfig = loadModelConfig();
   const model = createModelProvider(modelConfig);
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -84,6 +98,10 @@ async function main(): Promise<void> {
       say(
         `Web UI, this run's workflows: ${server.uiAddress}/namespaces/default/workflows?query=${encodeURIComponent(`AgentRootThreadId="${service.rootThreadId}"`)}`,
       );
+      if (interactive) {
+        say('Web UI stays up: press Enter to shut down and exit');
+        await untilEnter();
+      }
       const report = await service.shutdown();
       say(
         `shut down: ${report.cancelled.length} sub-agents closed, ${report.failed.length} failed, ${report.unconfirmed.length} unconfirmed`,

@@ -2,11 +2,15 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from '../helpers/paths';
 
-/** Runs the demo as `npm run demo` does (after bootstrap), feeding `input` to it, and collects its output. */
+/**
+ * Runs the demo as `npm run demo` does (after bootstrap) and collects its output: `answer` goes to its
+ * approval prompt; when it says the Web UI stays up, `whileUp` runs and then Enter is pressed.
+ */
 function runDemo(options: {
   args?: string[];
   viaTerminal?: boolean;
   answer?: string;
+  whileUp?: (output: string) => Promise<void>;
 }): Promise<{ code: number | null; output: string }> {
   const command = [
     process.execPath,
@@ -30,6 +34,13 @@ function runDemo(options: {
       output += '[answered]';
       child.stdin!.write(`${options.answer}\n`);
     }
+    if (output.includes('press Enter to shut down and exit') && !output.includes('[entered]')) {
+      output += '[entered]';
+      const whileUp = options.whileUp ?? (async () => undefined);
+      void whileUp(output)
+        .catch((error: unknown) => (output += `[whileUp failed: ${String(error)}]`))
+        .finally(() => child.stdin!.write('\n'));
+    }
   });
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   if (!options.viaTerminal) child.stdin!.end();
@@ -51,16 +62,29 @@ test('npm run demo completes without a model or a terminal: approval automatic, 
     /Web UI, this run's workflows: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\?query=AgentRootThreadId/,
   );
   expect(output).toContain('shut down: 2 sub-agents closed, 0 failed, 0 unconfirmed');
+  expect(output).not.toContain('press Enter');
   expect(code).toBe(0);
 }, 120_000);
 
-test('at a terminal the demo asks for approval and the agent continues with the answer', async () => {
-  const { code, output } = await runDemo({ viaTerminal: true, answer: 'n' });
+test('at a terminal the demo asks for approval, and keeps the Web UI up until Enter', async () => {
+  let webUi: { link: string; status: number } | undefined;
+  const { code, output } = await runDemo({
+    viaTerminal: true,
+    answer: 'n',
+    whileUp: async (printed) => {
+      const link = /Web UI, this run's workflows: (\S+)/.exec(printed)![1]!;
+      webUi = { link, status: (await fetch(link)).status };
+    },
+  });
   expect(output).toContain('approvals: asked here');
   expect(output).toContain('approve? [y/N]');
   expect(output).toContain('denied');
   // The writer's publish was refused and the writer still finished its turn with that answer.
   expect(output).toContain('a person denied this call: declined at the prompt');
   expect(output).toMatch(/\/root\/writer \[idle\] → \(scripted model\) \/root\/writer finished/);
+  expect(output).toContain('Web UI stays up: press Enter to shut down and exit');
+  expect(webUi).toMatchObject({ link: expect.stringContaining('AgentRootThreadId'), status: 200 });
+  // Enter shut the run and the server down.
+  expect(output).toContain('shut down: 2 sub-agents closed, 0 failed, 0 unconfirmed');
   expect(code).toBe(0);
 }, 120_000);
