@@ -296,7 +296,7 @@ export class ConversationJournal {
     if (origin !== this.state.conversationId) throw this.mirrorError(requestId, origin);
     if (answer.type !== interaction.kind) {
       throw KitError.protocol(
-        `answer.type: interaction ${requestId} is a ${interaction.kind}, so the answer must have type '${interaction.kind}', not '${answer.type}'`,
+        `answer.type: interaction ${requestId} is ${interaction.kind === 'approval' ? 'an' : 'a'} ${interaction.kind}, so the answer must have type '${interaction.kind}', not '${answer.type}'`,
         { fields: ['answer.type'] },
       );
     }
