@@ -1,4 +1,6 @@
 import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { devCommand } from './commands/dev';
 import { interruptCommand } from './commands/interrupt';
 import { reconcileCommand } from './commands/reconcile';
@@ -10,6 +12,25 @@ import { treeCommand } from './commands/tree';
 import { watchCommand } from './commands/watch';
 import { workerCommand } from './commands/worker';
 import type { CliOutput } from './io';
+
+/**
+ * The installed package's version, from the nearest agents-kit package.json above this file (from the
+ * sources and from dist/ alike) — not `npm_package_version`, which names whatever package runs npm.
+ */
+function packageVersion(): string {
+  for (let dir = __dirname, up = 0; up < 4; dir = dirname(dir), up++) {
+    try {
+      const found = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (found.name === 'agents-kit' && found.version) return found.version;
+    } catch {
+      // no package.json here
+    }
+  }
+  return 'unknown';
+}
 
 /** Exit codes: 0 success, 1 a KitError (or any failure of the operation), 2 a usage error. */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
@@ -23,7 +44,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export function buildProgram(output: CliOutput): Command {
   const program = new Command('agents-kit')
     .description('Run trees of AI agents durably on Temporal.')
-    .version(process.env.npm_package_version ?? '0.1.0')
+    .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       outputError: (text, write) => write(`agents-kit: usage: ${text.replace(/^error: /, '')}`),
