@@ -198,14 +198,17 @@ export class ThreadService {
 
   /**
    * SPEC S3.5: closes admission, cancels every live thread, waits until each has ended, and reports
-   * threads that failed or whose end could not be confirmed. Idempotent: a later call (also after the
-   * run has ended) returns the same report.
+   * threads that failed or whose end could not be confirmed; returns once the run has closed. Idempotent:
+   * a later call (also after the run has ended) returns the same report.
    */
   shutdown(): Promise<ShutdownReport> {
     return this.finish(shutdownUpdate, 'shutdown');
   }
 
-  /** SPEC S3.8: the root completes; every descendant is closed and captured controls stop working. */
+  /**
+   * SPEC S3.8: the root completes; every descendant is closed and captured controls stop working.
+   * Returns once the run has closed.
+   */
   complete(): Promise<ShutdownReport> {
     return this.finish(completeRootUpdate, 'complete');
   }
@@ -231,9 +234,17 @@ export class ThreadService {
     return { rootId: this.rootThreadId, threadId: this.rootThreadId };
   }
 
+  /**
+   * Runs shutdown or complete, then waits until the run has closed, so what the caller does next (attach
+   * the same root id: InvalidState; stop the workers) meets a finished run, not one still winding down.
+   */
   private async finish(update: typeof shutdownUpdate, what: string): Promise<ShutdownReport> {
     try {
-      return await executeUpdate(this.handle, update, [this.rootScope], what);
+      const report = await executeUpdate(this.handle, update, [this.rootScope], what);
+      // The run ends right after answering (its last notifications go first). How it ended is the
+      // result's business; the report is what this call promises.
+      await this.handle.result().catch(() => undefined);
+      return report;
     } catch (error) {
       const ended =
         error instanceof KitError && error.kind === ErrorKind.Closed ? await this.endedResult() : undefined;

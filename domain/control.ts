@@ -92,6 +92,10 @@ export const ControlResponse = z
   .strict();
 export type ControlResponse = z.infer<typeof ControlResponse>;
 
+/** Root run → agent: close the thread (the `close-thread` signal's payload). */
+export const CloseThreadRequest = z.object({ reason: z.string().max(1_000) }).strict();
+export type CloseThreadRequest = z.infer<typeof CloseThreadRequest>;
+
 /** What an agent workflow reports to its root run about itself. */
 export const ThreadEvent = z.discriminatedUnion('type', [
   z

@@ -35,6 +35,36 @@ const logged = (entry: MailboxEntry): MailboxEntry =>
 /** What a message counts for in the waiting-bytes bound: its content's UTF-8 size. */
 export const messageBytes = (message: { content: string }): number => utf8Length(message.content);
 
+/** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
+export const maxWaitingMessages = 5_000;
+/**
+ * How many bytes of message content may wait for one thread's next turn (Temporal refuses a
+ * continue-as-new input over 2 MiB). One message is always taken when nothing waits.
+ */
+export const maxWaitingBytes = 512 * 1024;
+/** Largest content of one message, in UTF-8 bytes (SendMessageRequest: 100,000 characters, ≤ 4 bytes each). */
+const maxMessageBytes = 400_000;
+
+/**
+ * Why a delivery is refused, or undefined to accept it. The root numbers a recipient's messages and
+ * never lets more than {@link maxWaitingMessages} (and about {@link maxWaitingBytes}) wait, so a
+ * delivery further ahead than that, or one that would grow the out-of-order buffer past those bounds,
+ * did not come from the root: it is dropped instead of being carried through continue-as-new.
+ */
+export function deliveryRefusal(
+  seq: number,
+  nextSeq: number,
+  early: { count: number; bytes: number },
+  bytes: number,
+): string | undefined {
+  if (seq >= nextSeq + maxWaitingMessages)
+    return `seq ${seq} is ${maxWaitingMessages} or more ahead of ${nextSeq}`;
+  if (early.count >= maxWaitingMessages) return `${early.count} deliveries already wait out of order`;
+  if (early.bytes + bytes > maxWaitingBytes + maxMessageBytes)
+    return `${early.bytes + bytes} bytes would wait out of order`;
+  return undefined;
+}
+
 /**
  * A thread's inbox (SPEC S4.3): accepts messages in any arrival order and releases them exactly once,
  * in per-recipient sequence order. Duplicates (same seq) are dropped.
@@ -42,6 +72,7 @@ export const messageBytes = (message: { content: string }): number => utf8Length
 export class Mailbox {
   private nextSeq: number;
   private readonly early = new Map<number, InterAgentMessage>();
+  private earlyBytes = 0;
   private ready: MailboxEntry[];
   private consumedLog: MailboxEntry[];
   private receivedCount: number;
@@ -49,20 +80,38 @@ export class Mailbox {
 
   constructor(snapshot?: MailboxSnapshot) {
     this.nextSeq = snapshot?.nextSeq ?? 1;
-    for (const message of snapshot?.early ?? []) this.early.set(message.seq, message);
+    for (const message of snapshot?.early ?? []) {
+      this.early.set(message.seq, message);
+      this.earlyBytes += messageBytes(message);
+    }
     this.ready = [...(snapshot?.ready ?? [])];
     this.consumedLog = [...(snapshot?.consumedLog ?? [])];
     this.receivedCount = snapshot?.receivedCount ?? 0;
     this.releasedByteCount = snapshot?.releasedBytes ?? 0;
   }
 
-  /** Accepts a delivery; returns the messages it made ready (in order), possibly none. */
-  accept(message: InterAgentMessage): InterAgentMessage[] {
+  /**
+   * Accepts a delivery; returns the messages it made ready (in order), possibly none. A duplicate, or a
+   * delivery outside the bounds of {@link deliveryRefusal}, is dropped (`refused` says why).
+   */
+  accept(message: InterAgentMessage, refused?: (reason: string) => void): InterAgentMessage[] {
     if (message.seq < this.nextSeq || this.early.has(message.seq)) return [];
+    const refusal = deliveryRefusal(
+      message.seq,
+      this.nextSeq,
+      { count: this.early.size, bytes: this.earlyBytes },
+      messageBytes(message),
+    );
+    if (refusal) {
+      refused?.(refusal);
+      return [];
+    }
     this.early.set(message.seq, message);
+    this.earlyBytes += messageBytes(message);
     const released: InterAgentMessage[] = [];
     for (let next = this.early.get(this.nextSeq); next; next = this.early.get(this.nextSeq)) {
       this.early.delete(this.nextSeq);
+      this.earlyBytes -= messageBytes(next);
       this.nextSeq += 1;
       this.receivedCount += 1;
       this.releasedByteCount += messageBytes(next);

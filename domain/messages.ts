@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   AgentInterruptReceipt,
+  CloseThreadRequest,
   ControlRequest,
   ControlResponse,
   QueryAnswer,
@@ -78,7 +79,7 @@ export const interruptSignal = defineSignal<[]>('interrupt');
 /** SPEC S4.8: end a descendant thread and its subtree as cancelled. Returns the closed threads. */
 export const closeThreadUpdate = defineUpdate<AgentThread[], [ControlScope, string]>('close-thread');
 /** Root run → agent: stop now, as cancelled. */
-export const closeThreadSignal = defineSignal<[{ reason: string }]>('close-thread');
+export const closeThreadSignal = defineSignal<[CloseThreadRequest]>('close-thread');
 /** SPEC S3.5: close admission, cancel the tree, wait for every thread, report. Idempotent. */
 export const shutdownUpdate = defineUpdate<ShutdownReport, [ControlScope]>('shutdown');
 /** SPEC S3.8: the root completes; all descendant work is closed, and the run ends with this report. */

@@ -1,6 +1,6 @@
 import { ErrorKind, KitError, parseInput } from './errors';
 import { jsonBytes } from './bytes';
-import { messageBytes } from './mailbox';
+import { maxWaitingBytes, maxWaitingMessages, messageBytes } from './mailbox';
 import { parseId, relatedId, type ThreadId } from './ids';
 import type { ReconcileRequest, ReconcileResult, ShutdownReport } from './control';
 import {
@@ -44,13 +44,7 @@ export interface Admission {
   request: SpawnRequest;
 }
 
-/** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
-export const maxWaitingMessages = 5_000;
-/**
- * How many bytes of message content may wait for one thread's next turn (Temporal refuses a
- * continue-as-new input over 2 MiB). One message is always taken when nothing waits.
- */
-export const maxWaitingBytes = 512 * 1024;
+export { maxWaitingBytes, maxWaitingMessages };
 
 /** A record's bytes fully clipped, plus its share of the request index and mailbox sequence entries. */
 const minimalBytes = (record: ThreadRecord) => jsonBytes(clipRecord(record, 200)) + 300;

@@ -13,10 +13,11 @@ import {
   AgentInput,
   type AgentInterruptReceipt,
   type AgentInputShape,
+  CloseThreadRequest,
   ControlRequest,
+  ControlResponse,
   fromErrorAnswer,
   type ControlOperationInput,
-  type ControlResponse,
   type ThreadEvent,
   type WaitResult,
   WaitRequest,
@@ -60,6 +61,8 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const root = getExternalWorkflowHandle(thread.rootId);
   const mailbox = new Mailbox(resume?.mailbox);
   const watch = new ThreadWatch(resume?.watch);
+  // Responses are kept only for operations this run is waiting on: anything else is dropped.
+  const awaiting = new Set<string>();
   const responses = new Map<string, ControlResponse>();
   const outgoing = new Set<Promise<void>>();
   let operations = resume?.operations ?? 0;
@@ -86,8 +89,13 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       operationId,
       operation: operation as ControlRequest['operation'],
     };
-    await root.signal(controlRequestSignal, request);
-    await condition(() => responses.has(operationId));
+    awaiting.add(operationId);
+    try {
+      await root.signal(controlRequestSignal, request);
+      await condition(() => responses.has(operationId));
+    } finally {
+      awaiting.delete(operationId);
+    }
     const response = responses.get(operationId)!;
     responses.delete(operationId);
     if (response.error) throw fromErrorAnswer(response.error);
@@ -149,13 +157,26 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       log.warn('dropped a malformed delivery', { threadId: thread.id });
       return;
     }
-    if (mailbox.accept(parsed.data).some((message) => message.triggerTurn)) loop.requestTurn();
+    const released = mailbox.accept(parsed.data, (reason) =>
+      log.warn('dropped a delivery outside the mailbox bounds', { threadId: thread.id, reason }),
+    );
+    if (released.some((message) => message.triggerTurn)) loop.requestTurn();
   });
-  setHandler(controlResponseSignal, (response) => {
-    responses.set(response.operationId, response);
+  // Every signal handler is total (SPEC S3.10): a payload of the wrong shape is logged and dropped.
+  setHandler(controlResponseSignal, (raw) => {
+    const parsed = ControlResponse.safeParse(raw);
+    if (!parsed.success || !awaiting.has(parsed.data.operationId) || responses.has(parsed.data.operationId)) {
+      log.warn('dropped a control response nobody waits for', { threadId: thread.id });
+      return;
+    }
+    responses.set(parsed.data.operationId, parsed.data);
   });
   setHandler(interruptSignal, () => void loop.interrupt());
-  setHandler(closeThreadSignal, () => {
+  setHandler(closeThreadSignal, (raw) => {
+    if (!CloseThreadRequest.safeParse(raw).success) {
+      log.warn('dropped a malformed close-thread signal', { threadId: thread.id });
+      return;
+    }
     closedAs = 'cancelled';
     loop.stop();
   });

@@ -68,6 +68,8 @@ export class ThreadConversation {
   readonly conversationId: ConversationId;
   private readonly rootConversationId: ConversationId;
   private readonly answers = new Map<string, InteractionAnswer>();
+  /** Request ids of the interactions this thread is waiting on (answers for any other are dropped). */
+  private readonly waiting = new Set<string>();
   private readonly outgoing = new Set<Promise<void>>();
   private started: Promise<void> = Promise.resolve();
   /** Notifications not sent yet, oldest first, and whether a signal is in flight or about to be sent. */
@@ -86,7 +88,12 @@ export class ThreadConversation {
   open(firstRun: boolean): void {
     setHandler(interactionAnsweredSignal, (raw) => {
       const answered = InteractionAnswered.safeParse(raw);
-      if (answered.success && !this.answers.has(answered.data.requestId))
+      // Only an interaction this thread is waiting on takes an answer, and only its first one.
+      if (
+        answered.success &&
+        this.waiting.has(answered.data.requestId) &&
+        !this.answers.has(answered.data.requestId)
+      )
         this.answers.set(answered.data.requestId, answered.data.answer);
     });
     if (!firstRun) return;
@@ -126,8 +133,16 @@ export class ThreadConversation {
       },
       thread.id === thread.rootId ? undefined : this.rootConversationId,
     );
-    const answered = await condition(() => this.answers.has(requestId), this.interactionTimeoutMs);
-    if (answered) return this.answers.get(requestId)!;
+    this.waiting.add(requestId);
+    let answered: boolean;
+    try {
+      answered = await condition(() => this.answers.has(requestId), this.interactionTimeoutMs);
+    } finally {
+      this.waiting.delete(requestId);
+    }
+    const answer = this.answers.get(requestId);
+    this.answers.delete(requestId);
+    if (answered && answer) return answer;
     const denied: InteractionAnswer =
       request.kind === 'approval'
         ? { type: 'approval', approved: false, reason: 'timed out unanswered' }

@@ -47,6 +47,22 @@ describe('attach (S3.2) and reopen (S3.3)', () => {
     expect(error.message).toMatch(/already finished/);
   });
 
+  test.each(['complete', 'shutdown'] as const)(
+    'attach right after %s() returned is InvalidState: the run has closed by then',
+    async (finish) => {
+      const service = await attachRun(temporal.client, taskQueue);
+      await service.rootControls().spawn({ task: 'be closed' });
+      await service[finish]();
+      expect((await service.handle.describe()).status.name).not.toBe('RUNNING');
+      const error = await kitErrorOf(
+        attachRun(temporal.client, taskQueue, { rootThreadId: service.rootThreadId }),
+      );
+      expect(error.kind).toBe('InvalidState');
+      // Idempotent after the close too: the same report again.
+      expect((await service[finish]()).cancelled).toHaveLength(1);
+    },
+  );
+
   test('a grant of another owner or another root is PermissionDenied, and starts nothing', async () => {
     const rootThreadId = newId('thread', randomUUID);
     const wrongOwner = await kitErrorOf(

@@ -9,6 +9,8 @@ import {
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 // S7.3 / issue 8 item 6, reduced to fit `npm test`; `npx tsx scripts/scale.ts` runs the full sizes.
+// Timeouts are 3-4x what each test takes on a quiet 2-core machine (the 5,000 notifications ~77 s): a
+// CI machine shared with other work ran the 5,000 past the 120 s it once had.
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('scale');
@@ -42,7 +44,7 @@ test('S7.3: 150 threads in one run (default settings): counters exact, all idle,
   ).toBeGreaterThanOrEqual(4);
   expectBounded(outcome.histories);
   process.stderr.write(`[measure] 150 threads: ${JSON.stringify(outcome.durations)}\n`);
-}, 120_000);
+}, 240_000);
 
 test('S7.3: one thread receives 1,500 messages across continue-as-new, then one triggered turn consumes them in order', async () => {
   const count = 1500;
@@ -68,7 +70,7 @@ test('S7.3: one thread receives 1,500 messages across continue-as-new, then one 
     expect(stats.find((entry) => entry.workflowType === type)?.continuedAsNew).toBeGreaterThan(0);
   expectBounded(outcome.histories);
   process.stderr.write(`[measure] ${count} messages: ${JSON.stringify(outcome.durations)}\n`);
-}, 120_000);
+}, 240_000);
 
 test('S7.3: 5,000 notifications through one conversation (default settings) arrive 1..n in order, histories bounded', async () => {
   const count = 5000;
@@ -80,4 +82,4 @@ test('S7.3: 5,000 notifications through one conversation (default settings) arri
   expect(outcome.histories).toHaveLength(outcome.generation + 1);
   expectBounded(outcome.histories);
   process.stderr.write(`[measure] ${count} notifications: ${JSON.stringify(outcome.durations)}\n`);
-}, 120_000);
+}, 300_000);
