@@ -89,3 +89,6 @@ export function sha256Hex(text: string): string {
   }
   return [...hash].map((word) => word.toString(16).padStart(8, '0')).join('');
 }
+
+/** A short, non-reversible stand-in for a secret-ish id (the first 16 hex digits of its SHA-256). */
+export const fingerprint = (text: string): string => sha256Hex(text).slice(0, 16);

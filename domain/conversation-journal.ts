@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import {
   CloseResult,
   ConversationSummary,
@@ -9,11 +8,16 @@ import {
   ReceiveResult,
   ReceiverLease,
 } from './conversation-schemas';
+import { fingerprint } from './bytes';
+import {
+  ConversationJournalSnapshot,
+  rememberedNotificationIds,
+  rememberedResolutions,
+} from './conversation-journal-state';
 import { ErrorKind, KitError, parseInput } from './errors';
 import { ConversationId, NotificationId, relatedId } from './ids';
 import {
   JournalEntry,
-  PageRef,
   rememberedResolutionBytes,
   serializedBytes,
   type PagingLimits,
@@ -22,32 +26,11 @@ import { PagedBacklog } from './paged-backlog';
 import { ConversationNotification } from './schemas';
 
 export { JournalEntry } from './conversation-pages';
-
-/** How many notification ids are remembered to drop re-published duplicates (a retried publisher). */
-export const rememberedNotificationIds = 2_000;
-/** How many resolutions are kept for idempotent re-resolves; older ones are forgotten first. */
-export const rememberedResolutions = 10_000;
-
-/** Everything a conversation carries through continue-as-new. Versioned so later runs can migrate it. */
-export const ConversationJournalSnapshot = z
-  .object({
-    schemaVersion: z.literal(1),
-    conversationId: ConversationId,
-    lastSeq: z.number().int().min(0),
-    acknowledgedThrough: z.number().int().min(0),
-    backlog: z.array(JournalEntry),
-    lease: ReceiverLease.nullable(),
-    resolutions: z.array(InteractionResolution),
-    closed: z.boolean(),
-    refusedAfterClose: z.number().int().min(0),
-    recentNotificationIds: z.array(NotificationId),
-    /** Passive items newer than every page, waiting to fill the next page (added with paging; optional). */
-    spill: z.array(JournalEntry).default(() => []),
-    /** The pages of the backlog, oldest first; all older than `spill`. */
-    pages: z.array(PageRef).default(() => []),
-  })
-  .strict();
-export type ConversationJournalSnapshot = z.infer<typeof ConversationJournalSnapshot>;
+export {
+  ConversationJournalSnapshot,
+  rememberedNotificationIds,
+  rememberedResolutions,
+} from './conversation-journal-state';
 
 /** What a successful resolve did; `firstTime` is false for an idempotent repeat. */
 export interface ResolveOutcome {
@@ -332,7 +315,7 @@ export class ConversationJournal {
       backlogSize: this.backlog.size,
       pendingInteractions,
       resolvedInteractions: this.state.resolutions.length,
-      leaseHolder: this.state.lease?.receiverId ?? null,
+      leaseHolder: this.state.lease ? fingerprint(this.state.lease.receiverId) : null,
       leaseExpiresAtMs: this.state.lease?.expiresAtMs ?? null,
       closed: this.state.closed,
       refusedAfterClose: this.state.refusedAfterClose,

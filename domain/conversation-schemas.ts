@@ -122,7 +122,11 @@ export const ConversationSummary = z
     backlogSize: z.number().int().min(0),
     pendingInteractions: z.number().int().min(0),
     resolvedInteractions: z.number().int().min(0),
-    leaseHolder: ReceiverId.nullable(),
+    /**
+     * A fingerprint of the lease holder's receiver id (the first 16 hex digits of its SHA-256), not the
+     * id itself: whoever knows the id can receive as the holder, and a summary is readable by anyone.
+     */
+    leaseHolder: z.string().nullable(),
     leaseExpiresAtMs: z.number().int().nullable(),
     closed: z.boolean(),
     refusedAfterClose: z.number().int().min(0),

@@ -7,7 +7,12 @@ import {
   publishNotifications,
   publishNotificationsWithReceipt,
 } from '../../client/conversations';
-import { openReceiverUpdate, releaseReceiverUpdate } from '../../domain/conversation-messages';
+import { fingerprint } from '../../domain/bytes';
+import {
+  conversationSummaryQuery,
+  openReceiverUpdate,
+  releaseReceiverUpdate,
+} from '../../domain/conversation-messages';
 import { ErrorKind, KitError } from '../../domain/errors';
 import { conversationStartOperation } from '../../client/conversations';
 import {
@@ -67,8 +72,11 @@ test('S5.3: a second live receiver gets Conflict; after the first is disposed it
   const conflict = await errorOf(open(conversationId));
   expect(conflict.kind).toBe(ErrorKind.Conflict);
   await first.dispose();
-  const second = await open(conversationId);
-  expect((await conversationSummary(temporal.client, conversationId)).leaseHolder).not.toBeNull();
+  const second = await open(conversationId, { receiverId: 'receiver-second' });
+  // The summary names the holder by a fingerprint only: the id itself would let anyone receive as it.
+  const summary = await conversationSummary(temporal.client, conversationId);
+  expect(summary.leaseHolder).toBe(fingerprint('receiver-second'));
+  expect(JSON.stringify(summary)).not.toContain('receiver-second');
   await second.dispose();
 });
 
@@ -81,7 +89,12 @@ test('S5.3: the lease of a vanished receiver expires and is taken over', async (
   });
   expect((await errorOf(open(conversationId))).kind).toBe(ErrorKind.Conflict);
   const successor = await openWhenLeaseFree(temporal.client, conversationId, { taskQueue });
-  expect((await conversationSummary(temporal.client, conversationId)).leaseHolder).not.toBe('vanished');
+  const summary = await conversationSummary(temporal.client, conversationId);
+  expect(summary.leaseHolder).not.toBeNull();
+  expect(summary.leaseHolder).not.toBe(fingerprint('vanished'));
+  await expect(
+    temporal.client.workflow.getHandle(conversationId).query(conversationSummaryQuery),
+  ).resolves.toMatchObject({ leaseHolder: summary.leaseHolder });
   await successor.dispose();
 });
 
