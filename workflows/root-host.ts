@@ -1,12 +1,4 @@
-import {
-  condition,
-  getExternalWorkflowHandle,
-  log,
-  ParentClosePolicy,
-  startChild,
-  uuid4,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, getExternalWorkflowHandle, log, uuid4, workflowInfo } from '@temporalio/workflow';
 import {
   ControlOperation,
   errorAnswer,
@@ -22,6 +14,7 @@ import {
   type ThreadEvent,
   type WaitResult,
 } from '../domain/control';
+import { jsonBytes } from '../domain/bytes';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
@@ -38,9 +31,15 @@ import {
   type ControlScope,
   type InterAgentMessage,
 } from '../domain/schemas';
-import { searchAttributes } from '../domain/search-attributes';
-import { agentWorkflow } from './agent-workflow';
 import type { AgentControls } from './kernel';
+import { ThreadStarter } from './thread-starter';
+
+/**
+ * What a root run carries of requests and side effects into its next run (queued control requests and
+ * the outbox), in bytes of JSON: the rest of its continue-as-new input (registry, mailbox, spec) needs
+ * the room under Temporal's 2 MiB.
+ */
+export const carryBudgetBytes = 256 * 1024;
 
 /**
  * Performs control operations for a root run (SPEC S4): decisions are made synchronously on the
@@ -57,7 +56,17 @@ export class RootHost {
   updatesThisRun = 0;
   private readonly queued: ControlRequest[] = [];
   private readonly outbox: OutboxItem[] = [];
+  /** Bytes of `queued` and `outbox`, at most {@link carryBudgetBytes}. */
+  private carriedBytes = 0;
   private shutdownDone: Promise<ShutdownReport> | undefined;
+  private readonly starter = new ThreadStarter(
+    () => ({
+      idleTimeoutMs: this.state.grant.idleTimeoutMs,
+      interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
+      continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
+    }),
+    (threadId) => this.state.threadEnded(threadId, 'failed', new Date().toISOString(), true),
+  );
 
   constructor(
     readonly state: RootRunState,
@@ -81,11 +90,22 @@ export class RootHost {
   }
 
   /**
+   * Whether something of `bytes` may still be carried into the next run. Past the budget, requests and
+   * side effects are handled in this run instead, before it continues as new: eight legal 440 kB spawns
+   * carried together made an input over 2 MiB, and the server terminated the root.
+   */
+  private carries(bytes: number): boolean {
+    if (!this.releasing || this.carriedBytes + bytes > carryBudgetBytes) return false;
+    this.carriedBytes += bytes;
+    return true;
+  }
+
+  /**
    * Performs a side effect now, or — while the run prepares to continue-as-new — keeps it for the next
    * run, so a steady stream of requests can never keep the run from continuing-as-new.
    */
   private perform(item: OutboxItem): void {
-    if (this.releasing) {
+    if (this.carries(jsonBytes(item))) {
       this.outbox.push(item);
       return;
     }
@@ -115,7 +135,7 @@ export class RootHost {
 
   /** Takes an agent's control request: answered now, or queued while the run is about to continue-as-new. */
   accept(request: ControlRequest): void {
-    if (this.releasing) {
+    if (this.carries(jsonBytes(request))) {
       this.queued.push(request);
       return;
     }
@@ -324,39 +344,8 @@ export class RootHost {
   }
 
   private startThread(record: ThreadRecord, spec: AgentSpec): void {
-    const { thread } = record;
-    const start = (async () => {
-      try {
-        await startChild(agentWorkflow, {
-          workflowId: thread.id,
-          taskQueue: thread.taskQueue,
-          // Threads outlive the root run's current execution (continue-as-new); the root closes them itself.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          args: [
-            {
-              thread,
-              spec,
-              idleTimeoutMs: this.state.grant.idleTimeoutMs,
-              interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
-              continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
-            },
-          ],
-          typedSearchAttributes: [
-            { key: searchAttributes.rootThreadId, value: thread.rootId },
-            { key: searchAttributes.parentThreadId, value: thread.parentId ?? '' },
-            { key: searchAttributes.depth, value: thread.depth },
-            { key: searchAttributes.name, value: thread.name },
-            { key: searchAttributes.status, value: thread.status },
-          ],
-          staticSummary: `${thread.path}: ${truncate(thread.task, 180)}`,
-          staticDetails: `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${thread.task}`,
-        });
-      } catch (error) {
-        log.error('sub-agent failed to start', { threadId: thread.id, error: String(error) });
-        this.state.threadEnded(thread.id, 'failed', new Date().toISOString(), true);
-      }
-    })();
-    this.started.set(thread.id, start);
+    const start = this.starter.start(record.thread, spec);
+    this.started.set(record.thread.id, start);
     this.track(start);
   }
 
@@ -405,5 +394,3 @@ export class RootHost {
     void work.finally(() => this.background.delete(work));
   }
 }
-
-const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);

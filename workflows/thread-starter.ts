@@ -1,0 +1,69 @@
+import { condition, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
+import { jsonBytes, utf8Length } from '../domain/bytes';
+import type { AgentSpec, AgentThread } from '../domain/schemas';
+import { searchAttributes } from '../domain/search-attributes';
+import { agentWorkflow } from './agent-workflow';
+
+/**
+ * Bytes of child starts (their inputs and details) that may be in flight at once. A workflow task's
+ * answer carries all its commands and must stay under 4 MiB: eight legal 440 kB spawns answered in one
+ * task passed it, the task failed on every attempt and the root run was stuck. Starts past this wait
+ * until earlier ones are confirmed, which happens in a later task.
+ */
+export const startBytesInFlight = 1_500_000;
+
+/** What every sub-agent of a run starts with, besides its thread and spec. */
+export interface StartSettings {
+  idleTimeoutMs: number;
+  interactionTimeoutMs: number;
+  continueAsNewAfterEvents: number;
+}
+
+const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** Starts sub-agents' workflows as child workflows of the root run, bounded in bytes per workflow task. */
+export class ThreadStarter {
+  private inFlightBytes = 0;
+
+  constructor(
+    private readonly settings: () => StartSettings,
+    private readonly failed: (threadId: AgentThread['id'], error: unknown) => void,
+  ) {}
+
+  /**
+   * Starts a thread's workflow and resolves once the server has it (or it failed to start, reported to
+   * `failed`). Under the byte bound the start command is issued at once, in the caller's task.
+   */
+  async start(thread: AgentThread, spec: AgentSpec): Promise<void> {
+    const staticDetails = `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${thread.task}`;
+    const args = [{ thread, spec, ...this.settings() }] as const;
+    const bytes = jsonBytes(args) + utf8Length(staticDetails);
+    if (this.inFlightBytes > 0 && this.inFlightBytes + bytes > startBytesInFlight) {
+      await condition(() => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight);
+    }
+    this.inFlightBytes += bytes;
+    try {
+      await startChild(agentWorkflow, {
+        workflowId: thread.id,
+        taskQueue: thread.taskQueue,
+        // Threads outlive the root run's current execution (continue-as-new); the root closes them itself.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        args: [...args],
+        typedSearchAttributes: [
+          { key: searchAttributes.rootThreadId, value: thread.rootId },
+          { key: searchAttributes.parentThreadId, value: thread.parentId ?? '' },
+          { key: searchAttributes.depth, value: thread.depth },
+          { key: searchAttributes.name, value: thread.name },
+          { key: searchAttributes.status, value: thread.status },
+        ],
+        staticSummary: `${thread.path}: ${truncate(thread.task, 180)}`,
+        staticDetails,
+      });
+    } catch (error) {
+      log.error('sub-agent failed to start', { threadId: thread.id, error: String(error) });
+      this.failed(thread.id, error);
+    } finally {
+      this.inFlightBytes -= bytes;
+    }
+  }
+}
