@@ -1,4 +1,5 @@
 import { type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import {
   unwrapAnswer,
   waitAcrossRuns,
@@ -10,7 +11,7 @@ import {
   type WaitResult,
 } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { parseId, type ThreadId } from '../domain/ids';
+import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
   closeThreadUpdate,
   firstTurnUpdate,
@@ -48,16 +49,22 @@ export class ThreadControls {
     readonly scope: ControlScope,
   ) {}
 
-  /** SPEC S4.1. A `requestId` makes it idempotent: the same id returns the same thread. */
+  /**
+   * SPEC S4.1. A `requestId` makes it idempotent: the same id returns the same thread. Without one, a
+   * fresh id is given to this call, so its retries (also one that lands after the root continued as
+   * new, where Temporal no longer recognises the update id) spawn once.
+   */
   async spawn(request: SpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(SpawnRequest, request, 'spawn request');
-    return executeUpdate(this.handle, spawnUpdate, [this.scope, parsed], 'spawn');
+    const once = { ...parsed, requestId: parsed.requestId ?? newId('request', randomUUID) };
+    return executeUpdate(this.handle, spawnUpdate, [this.scope, once], 'spawn');
   }
 
-  /** SPEC S4.2: spawn onto a remote target registered in the grant. */
+  /** SPEC S4.2: spawn onto a remote target registered in the grant (idempotent like {@link spawn}). */
   async spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(RemoteSpawnRequest, request, 'spawn request');
-    return executeUpdate(this.handle, spawnRemoteUpdate, [this.scope, parsed], 'spawnRemote');
+    const once = { ...parsed, requestId: parsed.requestId ?? newId('request', randomUUID) };
+    return executeUpdate(this.handle, spawnRemoteUpdate, [this.scope, once], 'spawnRemote');
   }
 
   /** SPEC S4.3: send a message; it is delivered exactly once, in per-recipient sequence order. */
