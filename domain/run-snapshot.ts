@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { jsonBytes, sha256Hex } from './bytes';
 import { ControlRequest, OutboxItem, ShutdownReport, ThreadLoopState, WatchSnapshot } from './control';
 import { ThreadId } from './ids';
+import { RecentSend } from './recent-sends';
 import { AgentLimits, AgentThread, DelegationGrant, InterAgentMessage, type TurnOutcome } from './schemas';
 
 /** What the host keeps per thread beyond its public shape: effective limits and subtree counters. */
@@ -74,6 +75,12 @@ export const sameFingerprint = (stored: string, value: unknown): boolean =>
  */
 export const registryBudgetBytes = 1_400_000;
 
+/**
+ * What a root run carries of requests and side effects into its next run (queued control requests and
+ * the outbox), in bytes of JSON; past it they are handled before the run continues as new.
+ */
+export const carryBudgetBytes = 256 * 1024;
+
 const clipNote = /… \[\d+ more characters clipped in [^\]]*\]$/;
 /** A text clipped before to at most `limit` characters (clipping is idempotent). */
 const alreadyClipped = (text: string, limit: number) =>
@@ -136,6 +143,8 @@ export const RootResume = z
     watch: WatchSnapshot,
     queued: z.array(ControlRequest),
     outbox: z.array(OutboxItem),
+    /** sendMessage updates applied lately (runs before did not carry them). */
+    recentSends: z.array(RecentSend).default(() => []),
   })
   .strict();
 export type RootResume = z.infer<typeof RootResume>;

@@ -15,6 +15,8 @@ import {
   type WaitResult,
 } from '../domain/control';
 import { jsonBytes } from '../domain/bytes';
+import { carryBudgetBytes } from '../domain/run-snapshot';
+import { RecentSends, type RecentSend } from '../domain/recent-sends';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
@@ -33,13 +35,6 @@ import {
 } from '../domain/schemas';
 import type { AgentControls } from './kernel';
 import { ThreadStarter } from './thread-starter';
-
-/**
- * What a root run carries of requests and side effects into its next run (queued control requests and
- * the outbox), in bytes of JSON: the rest of its continue-as-new input (registry, mailbox, spec) needs
- * the room under Temporal's 2 MiB.
- */
-export const carryBudgetBytes = 256 * 1024;
 
 /**
  * Performs control operations for a root run (SPEC S4): decisions are made synchronously on the
@@ -78,15 +73,22 @@ export class RootHost {
       currentTurn(): number;
     },
     private readonly options: { shutdownGraceMs: number; continueAsNewAfterEvents: number },
-    carried: { queued: ControlRequest[]; outbox: OutboxItem[] } = { queued: [], outbox: [] },
+    carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recentSends?: RecentSend[] } = {
+      queued: [],
+      outbox: [],
+    },
   ) {
+    this.recentSends = new RecentSends(carried.recentSends);
     for (const item of carried.outbox) this.perform(item);
     for (const request of carried.queued) this.accept(request);
   }
 
+  /** sendMessage updates applied lately, so a retry on the next run is answered, not applied again. */
+  readonly recentSends: RecentSends;
+
   /** Control requests and side effects that arrived while releasing, to carry into the next run. */
-  get carried(): { queued: ControlRequest[]; outbox: OutboxItem[] } {
-    return { queued: [...this.queued], outbox: [...this.outbox] };
+  get carried(): { queued: ControlRequest[]; outbox: OutboxItem[]; recentSends: RecentSend[] } {
+    return { queued: [...this.queued], outbox: [...this.outbox], recentSends: this.recentSends.snapshot() };
   }
 
   /**

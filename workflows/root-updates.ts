@@ -1,4 +1,4 @@
-import { setHandler } from '@temporalio/workflow';
+import { currentUpdateInfo, setHandler } from '@temporalio/workflow';
 import { ReconcileRequest, WaitRequest, type ShutdownReport } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
@@ -74,7 +74,21 @@ export function registerRootUpdates(
   );
   setHandler(
     sendMessageUpdate,
-    counted((scope, request) => host.execute(scope, { type: 'send-message', request })),
+    counted((scope, request) => {
+      // A retry whose first attempt landed on an earlier run of this root gets that attempt's message.
+      const updateId = currentUpdateInfo()?.id;
+      const earlier = updateId ? host.recentSends.find(updateId, request.content) : undefined;
+      if (earlier) return Promise.resolve(earlier);
+      const sent = host.execute(scope, { type: 'send-message', request });
+      // Remembered beside, not in, the answer's promise chain: one more step there would move the update's
+      // completion among the task's commands, and recorded histories would no longer replay.
+      if (updateId)
+        void sent.then(
+          (message) => host.recentSends.remember(updateId, message),
+          () => undefined,
+        );
+      return sent;
+    }),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>

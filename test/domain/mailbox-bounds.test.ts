@@ -1,8 +1,9 @@
-// SPEC S3.10: the out-of-order buffer a mailbox carries through continue-as-new is bounded. The root
+// SPEC S3.10: the out-of-order buffer a mailbox carries (and the sends a root remembers) through continue-as-new is bounded. The root
 // never lets more than maxWaitingMessages (and about maxWaitingBytes) wait for a thread, so anything
 // further ahead or larger did not come from it and is dropped.
 import { Mailbox, maxWaitingBytes, maxWaitingMessages } from '../../domain/mailbox';
 import type { InterAgentMessage } from '../../domain/schemas';
+import { RecentSends, rememberedSends } from '../../domain/recent-sends';
 import { now } from '../helpers/run-state';
 
 const hex = (n: number) => n.toString(16).padStart(32, '0');
@@ -45,4 +46,17 @@ test('the out-of-order buffer holds at most about maxWaitingBytes of content; re
   const late: string[] = [];
   restored.accept(messageOf(13, chunk), (reason) => late.push(reason));
   expect(late).toHaveLength(1);
+});
+
+test('RecentSends answers a retried update id with its message, refuses other content, and forgets the oldest', () => {
+  const sends = new RecentSends();
+  const message = messageOf(1, 'hello');
+  sends.remember('update-1', message);
+  expect(new RecentSends(sends.snapshot()).find('update-1', 'hello')).toEqual(message);
+  expect(() => sends.find('update-1', 'other')).toThrow(/other content/);
+  for (let index = 2; index <= rememberedSends + 1; index++)
+    sends.remember(`update-${index}`, messageOf(index));
+  expect(sends.snapshot()).toHaveLength(rememberedSends);
+  expect(sends.find('update-1', 'hello')).toBeUndefined();
+  expect(JSON.stringify(sends.snapshot())).not.toContain('hello');
 });

@@ -1,9 +1,9 @@
 // SPEC S3.10: a retried update takes effect once, also when the first attempt landed on an earlier run
 // of a root that has since continued as new (Temporal deduplicates update ids only within one run).
 // Spawns: every client spawn carries a request id (one is made when the caller gives none), which the
-// root's registry remembers across runs.
+// root's registry remembers across runs. Messages: the root carries its last sendMessage update ids.
 import { temporal as proto } from '@temporalio/proto';
-import { spawnUpdate } from '../../domain/messages';
+import { mailboxQuery, sendMessageUpdate, spawnUpdate } from '../../domain/messages';
 import { attachRun, eventually } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -50,5 +50,48 @@ test('a spawn update re-sent with the same update id after the root continued as
   expect(again.id).toBe(first.id);
   expect((await service.counters()).total).toBe(1);
   expect((await root.listThreads()).filter((thread) => thread.name === 'once')).toHaveLength(1);
+  await service.shutdown();
+}, 180_000);
+
+test('a sendMessage update re-sent with the same update id after the root continued as new is sent once', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'receive once', name: 'receiver' });
+  const handle = temporal.client.workflow.getHandle(service.rootThreadId);
+  const args = [root.scope, { recipient: child.id, content: 'exactly once', triggerTurn: false }] as const;
+  const updateId = `retry-${child.id}`;
+  const first = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
+
+  const firstRunId = (await service.handle.describe()).runId;
+  await eventually(
+    async () => {
+      await root.wait({ threadIds: [child.id], timeoutMs: 0 });
+      return (await service.handle.describe()).runId;
+    },
+    (runId) => runId !== firstRunId,
+    'the root to continue as new',
+    120_000,
+  );
+
+  const again = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
+  expect(again).toEqual(first);
+  // Once more on this run: Temporal itself answers with the outcome it has (even for other content).
+  const other = await handle.executeUpdate(sendMessageUpdate, {
+    args: [args[0], { ...args[1], content: 'other' }],
+    updateId,
+  });
+  expect(other).toEqual(first);
+  const next = await root.sendMessage({ recipient: child.id, content: 'next', triggerTurn: true });
+  expect(next.seq).toBe(2);
+  await eventually(
+    () => temporal.client.workflow.getHandle(child.id).query(mailboxQuery),
+    (mailbox) => mailbox.received.length === 2,
+    'both messages in the mailbox',
+  );
+  const mailbox = await temporal.client.workflow.getHandle(child.id).query(mailboxQuery);
+  expect(mailbox.received.map((entry) => [entry.seq, entry.content])).toEqual([
+    [1, 'exactly once'],
+    [2, 'next'],
+  ]);
   await service.shutdown();
 }, 180_000);
