@@ -36,6 +36,8 @@ export {
   type InteractionTarget,
 } from './conversations';
 export { toKitError } from './errors';
+export { createEncryptionCodec } from './encryption-codec';
+export { loadCodecKeys } from './codec-keys';
 export { ErrorKind, isErrorKind, KitError } from '../domain/errors';
 export {
   ConversationId,
