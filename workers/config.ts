@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { loadCodecKeys } from '../client/codec-keys';
 import { KitError, parseInput } from '../domain/errors';
 import { defaultMaxCachedWorkflows } from './heap-cap';
 
@@ -39,6 +40,11 @@ export const EnvironmentConfig = z.object({
     .min(1, 'expected a whole number from 1 to 100000')
     .max(100_000, 'expected a whole number from 1 to 100000')
     .default(defaultMaxCachedWorkflows),
+  /**
+   * The payload codec's keys, `id:base64key,…` (the first encrypts, all decrypt); unset: payloads are
+   * stored in plain JSON. Validated by `loadCodecKeys`.
+   */
+  AGENTS_KIT_CODEC_KEYS: z.string().min(1).optional(),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 
@@ -64,5 +70,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       { fields: ['TEMPORAL_TLS'] },
     );
   }
+  // Checked here, so a bad key stops a process at start-up rather than at its first payload.
+  loadCodecKeys(config);
   return config;
 }

@@ -1,6 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
+import type { PayloadCodec } from '@temporalio/common';
 import { readFileSync } from 'node:fs';
+import { loadCodecKeys } from '../client/codec-keys';
+import { createEncryptionCodec, createKeylessCodec } from '../client/encryption-codec';
 import type { EnvironmentConfig } from './config';
 
 function connectionOptions(config: EnvironmentConfig) {
@@ -22,7 +25,19 @@ function connectionOptions(config: EnvironmentConfig) {
 }
 
 /**
- * A client connection to the configured Temporal service (local dev server, cluster or Temporal Cloud).
+ * The encryption codec of the configured keys (`AGENTS_KIT_CODEC_KEYS`), or undefined when none are
+ * configured: payloads are then stored as plain JSON (SPEC S3.9).
+ */
+export function configuredCodec(
+  config: Pick<EnvironmentConfig, 'AGENTS_KIT_CODEC_KEYS'>,
+): PayloadCodec | undefined {
+  const keys = loadCodecKeys(config);
+  return keys ? createEncryptionCodec({ keys }) : undefined;
+}
+
+/**
+ * A client connection to the configured Temporal service (local dev server, cluster or Temporal Cloud),
+ * encrypting payloads when `AGENTS_KIT_CODEC_KEYS` is set (SPEC S3.9).
  * `connectTimeoutMs` bounds how long an unreachable server is waited for (the SDK's default is 10 s).
  */
 export async function connectClient(
@@ -33,7 +48,14 @@ export async function connectClient(
     ...connectionOptions(config),
     ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}),
   });
-  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  // Without keys, a codec that only turns "Unknown encoding: binary/encrypted" into an error that says
+  // to set the keys.
+  const codec = configuredCodec(config) ?? createKeylessCodec();
+  return new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: { payloadCodecs: [codec] },
+  });
 }
 
 /** A worker connection to the same service. */

@@ -1,3 +1,4 @@
+import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,6 +42,12 @@ export interface AgentWorkerOptions {
   workflows?: WorkflowSource | undefined;
   identity?: string | undefined;
   maxCachedWorkflows?: number | undefined;
+  /**
+   * A payload codec, e.g. `createEncryptionCodec({ keys })`: the worker encodes what it sends and
+   * decodes what it receives with it, after any codecs of `extra.dataConverter`. Every client and worker
+   * of the namespace needs the same one.
+   */
+  codec?: PayloadCodec | undefined;
   /** Any other Temporal `WorkerOptions` (interceptors, tuning, …). */
   extra?: Partial<WorkerOptions> | undefined;
 }
@@ -57,6 +64,11 @@ const defaultWorkflowSource = (): WorkflowSource =>
  * @example
  * const worker = await createAgentWorker({ connection, taskQueue: 'agents-kit', activities: createActivities() });
  * await worker.run(); // until worker.shutdown() or SIGINT/SIGTERM
+ *
+ * @example
+ * // Payloads encrypted (SPEC S3.9); clients pass dataConverter: { payloadCodecs: [codec] } too.
+ * const codec = createEncryptionCodec({ keys: loadCodecKeys()! });
+ * const worker = await createAgentWorker({ connection, taskQueue: 'agents-kit', activities: createActivities(), codec });
  */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const workflows = options.workflows ?? defaultWorkflowSource();
@@ -74,5 +86,11 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     ...options.extra,
+    ...(options.codec ? { dataConverter: withCodec(options.extra?.dataConverter, options.codec) } : {}),
   });
+}
+
+/** `dataConverter` with `codec` as its last codec (encoding runs the codecs in order: encryption last). */
+function withCodec(dataConverter: WorkerOptions['dataConverter'], codec: PayloadCodec) {
+  return { ...dataConverter, payloadCodecs: [...(dataConverter?.payloadCodecs ?? []), codec] };
 }

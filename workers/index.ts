@@ -9,6 +9,9 @@
  * - {@link startDevServer} — the real Temporal dev server (SQLite, Web UI, our search attributes),
  *   for local development and for your own tests.
  * - {@link runWorker} / {@link loadConfig} — a whole worker process from the environment (SPEC S8.3).
+ * - {@link createEncryptionCodec} / {@link loadCodecKeys} — AES-256-GCM payload encryption (SPEC S3.9),
+ *   for `createAgentWorker({ codec })` and your clients; {@link startCodecServer} — the codec server
+ *   the Web UI decrypts with.
  *
  * @example
  * import { NativeConnection } from '@temporalio/worker';
@@ -37,7 +40,16 @@ export {
 } from '../activities';
 export { ModelConfig } from '../activities/providers';
 export { EnvironmentConfig, loadConfig } from './config';
-export { connectClient, connectWorker } from './connect';
+export { configuredCodec, connectClient, connectWorker } from './connect';
+export { CodecKey, loadCodecKeys } from '../client/codec-keys';
+export { createEncryptionCodec, type EncryptionCodecOptions } from '../client/encryption-codec';
+export {
+  defaultCodecCorsOrigins,
+  defaultCodecMaxBodyBytes,
+  startCodecServer,
+  type CodecServer,
+  type CodecServerOptions,
+} from './codec-server';
 export { runWorker, type RunWorkerOptions } from './run-worker';
 export {
   defaultDataDir,

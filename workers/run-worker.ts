@@ -1,7 +1,8 @@
 import type { Worker } from '@temporalio/worker';
 import { createActivities, createModelProvider, loadModelConfig } from '../activities';
 import type { EnvironmentConfig } from './config';
-import { connectWorker } from './connect';
+import { createKeylessCodec } from '../client/encryption-codec';
+import { configuredCodec, connectWorker } from './connect';
 import { createAgentWorker, type WorkflowSource } from './create-worker';
 
 /** What a worker process runs with. */
@@ -16,11 +17,14 @@ export interface RunWorkerOptions {
 /**
  * Runs one agents-kit worker on the configured Temporal and task queue until it is shut down.
  * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM (in-flight tasks finish first), and then
- * this resolves; the connection is closed either way.
+ * this resolves; the connection is closed either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are
+ * encrypted (SPEC S3.9).
  */
 export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
   // The model configuration is validated before anything connects (SPEC S8.3).
   const model = createModelProvider(loadModelConfig());
+  // Without keys, encrypted payloads fail with an error that says to set them (see connectClient).
+  const codec = configuredCodec(config) ?? createKeylessCodec();
   const connection = await connectWorker(config);
   try {
     const worker = await createAgentWorker({
@@ -30,6 +34,7 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
       maxCachedWorkflows: config.AGENTS_KIT_MAX_CACHED_WORKFLOWS,
       activities: createActivities({ model }),
       ...(workflows ? { workflows } : {}),
+      codec,
     });
     onReady?.(worker);
     await worker.run();

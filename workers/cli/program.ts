@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { codecServerCommand } from './commands/codec-server';
 import { devCommand } from './commands/dev';
 import { interruptCommand } from './commands/interrupt';
 import { reconcileCommand } from './commands/reconcile';
@@ -60,6 +61,7 @@ export function buildProgram(output: CliOutput): Command {
     reconcileCommand(output),
     watchCommand(output),
     resolveCommand(output),
+    codecServerCommand(output),
   ];
   program.exitOverride();
   for (const command of commands) program.addCommand(command.copyInheritedSettings(program));

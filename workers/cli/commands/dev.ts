@@ -14,6 +14,14 @@ const DevOptions = ConnectionOptions.omit({ address: true })
     uiPort: intFlag(1, 65_535).optional(),
     dbFile: z.string().min(1).default(join(defaultDataDir(), 'dev.sqlite')),
     headless: z.boolean().default(false),
+    uiCodecEndpoint: z
+      .string()
+      .refine(
+        (text) => URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol),
+        'expected an http(s) URL like http://127.0.0.1:8888',
+      )
+      .transform((text) => text.replace(/\/+$/, ''))
+      .optional(),
   });
 
 /**
@@ -31,6 +39,10 @@ export function devCommand(output: CliOutput): Command {
       join(defaultDataDir(), 'dev.sqlite'),
     )
     .option('--headless', 'no Web UI')
+    .option(
+      '--ui-codec-endpoint <url>',
+      'a codec server the Web UI decodes payloads with (agents-kit codec-server prints its URL)',
+    )
     .option('--namespace <name>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE or default)')
     .option('--task-queue <name>', 'the worker’s task queue (default: $AGENTS_KIT_TASK_QUEUE or agents-kit)')
     .option('--json', 'print the addresses as one JSON document on stdout once ready')
@@ -50,6 +62,7 @@ export function devCommand(output: CliOutput): Command {
         namespace: preflight.TEMPORAL_NAMESPACE,
         dbFile: resolve(options.dbFile),
         searchAttributes: searchAttributeRegistrations,
+        ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
       });
       try {
         const config = configFrom({
@@ -63,6 +76,8 @@ export function devCommand(output: CliOutput): Command {
           namespace: server.namespace,
           taskQueue: config.AGENTS_KIT_TASK_QUEUE,
           dbFile: server.dbFile,
+          uiCodecEndpoint: options.uiCodecEndpoint ?? null,
+          payloadsEncrypted: config.AGENTS_KIT_CODEC_KEYS !== undefined,
         };
         await runWorker({
           config,
@@ -74,6 +89,12 @@ export function devCommand(output: CliOutput): Command {
               output.line(`Web UI:    ${ready.uiAddress ?? '(headless)'}`);
               output.line(`worker:    task queue ${ready.taskQueue}`);
               output.line(`database:  ${ready.dbFile}`);
+              if (ready.uiCodecEndpoint) output.line(`codec:     ${ready.uiCodecEndpoint} (Web UI)`);
+            }
+            if (ready.payloadsEncrypted && !ready.uiCodecEndpoint && ready.uiAddress) {
+              output.note(
+                'payloads are encrypted (AGENTS_KIT_CODEC_KEYS); the Web UI shows ciphertext unless you run agents-kit codec-server and pass --ui-codec-endpoint',
+              );
             }
             output.note(`ready; in another shell: TEMPORAL_ADDRESS=${ready.address} agents-kit run "<task>"`);
             output.note('stop with Ctrl-C');
