@@ -38,9 +38,10 @@ export class ThreadStarter {
     const staticDetails = `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${thread.task}`;
     const args = [{ thread, spec, ...this.settings() }] as const;
     const bytes = jsonBytes(args) + utf8Length(staticDetails);
-    if (this.inFlightBytes > 0 && this.inFlightBytes + bytes > startBytesInFlight) {
-      await condition(() => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight);
-    }
+    const fits = () => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight;
+    // Checked again after each wake-up: every waiter's condition is evaluated before any of them goes
+    // on, so several would see the same room (six 536 kB starts once went in one task, over 4 MiB).
+    while (!fits()) await condition(fits);
     this.inFlightBytes += bytes;
     try {
       await startChild(agentWorkflow, {

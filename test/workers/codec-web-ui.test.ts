@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { createActivities } from '../../activities';
 import { createEncryptionCodec } from '../../client/encryption-codec';
 import { ThreadService } from '../../client/thread-service';
@@ -15,11 +15,11 @@ import { scriptedTeam } from '../../workers/cli/scripted-team';
 import { createAgentWorker } from '../../workers/create-worker';
 import { freePort, startDevServer, type DevServer } from '../../workers/dev-server';
 import { occurrences } from '../helpers/occurrences';
+import { chromiumPath, launchChromium } from '../helpers/browser';
 import { projectRoot } from '../helpers/paths';
 import { untilTurns } from '../helpers/runs';
 import { workflowBundlePath } from '../helpers/temporal';
 
-const chromiumPath = '/usr/bin/chromium';
 const screenshotDir = join(projectRoot, 'test-output');
 const keys = [{ id: 'web-ui-test', key: randomBytes(32) }];
 const codec = createEncryptionCodec({ keys });
@@ -75,20 +75,7 @@ async function pageText(page: Page): Promise<string> {
 }
 
 async function openBrowser(): Promise<Page> {
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: { width: 1600, height: 1100 },
-  });
+  browser = await launchChromium(userDataDir, { width: 1600, height: 1100 });
   return browser.pages()[0] ?? (await browser.newPage());
 }
 

@@ -3,10 +3,11 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { type BrowserContext } from 'playwright-core';
 import { createActivities } from '../../activities';
 import { ThreadService } from '../../client/thread-service';
 import { searchAttributeRegistrations } from '../../domain/search-attributes';
+import { chromiumPath, launchChromium } from '../helpers/browser';
 import { projectRoot } from '../helpers/paths';
 import { startDevServer, type DevServer } from '../../workers/dev-server';
 import { scriptedTeam } from '../../workers/cli/scripted-team';
@@ -14,7 +15,6 @@ import { createAgentWorker } from '../../workers/create-worker';
 import { untilTurns } from '../helpers/runs';
 import { workflowBundlePath } from '../helpers/temporal';
 
-const chromiumPath = '/usr/bin/chromium';
 const screenshotDir = join(projectRoot, 'test-output');
 
 let server: DevServer;
@@ -69,20 +69,7 @@ test('the Web UI lists one run’s sub-agents by AgentRootThreadId, with their s
   const children = threads.filter((thread) => thread.depth === 1);
   expect(children.map((thread) => thread.path)).toEqual(['/root/scout', '/root/scribe']);
 
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: { width: 1600, height: 1000 },
-  });
+  browser = await launchChromium(userDataDir, { width: 1600, height: 1000 });
   const page = browser.pages()[0] ?? (await browser.newPage());
   const query = `AgentRootThreadId="${service.rootThreadId}"`;
   const listUrl = `${server.uiAddress}/namespaces/default/workflows?query=${encodeURIComponent(query)}`;

@@ -4,6 +4,7 @@
 // root's registry remembers across runs. Messages: the root carries its last sendMessage update ids.
 import { temporal as proto } from '@temporalio/proto';
 import { mailboxQuery, sendMessageUpdate, spawnUpdate } from '../../domain/messages';
+import type { ThreadService } from '../../client/thread-service';
 import { attachRun, eventually } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -14,6 +15,20 @@ beforeAll(async () => {
   await temporal.startWorker({ taskQueue });
 });
 afterAll(async () => temporal?.close());
+
+/** Sends cheap updates (a non-blocking wait) until the root has continued as new. */
+async function untilContinuedAsNew(service: ThreadService, threadId: string): Promise<void> {
+  const firstRunId = (await service.handle.describe()).runId;
+  await eventually(
+    async () => {
+      await service.rootControls().wait({ threadIds: [threadId], timeoutMs: 0 });
+      return (await service.handle.describe()).runId;
+    },
+    (runId) => runId !== firstRunId,
+    'the root to continue as new',
+    120_000,
+  );
+}
 
 test('a spawn update re-sent with the same update id after the root continued as new spawns once', async () => {
   const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
@@ -32,16 +47,7 @@ test('a spawn update re-sent with the same update id after the root continued as
   expect(request.requestId).toMatch(/^request_[0-9a-f]{32}$/);
 
   // Push the root through continue-as-new with cheap updates.
-  const firstRunId = (await service.handle.describe()).runId;
-  await eventually(
-    async () => {
-      await root.wait({ threadIds: [first.id], timeoutMs: 0 });
-      return (await service.handle.describe()).runId;
-    },
-    (runId) => runId !== firstRunId,
-    'the root to continue as new',
-    120_000,
-  );
+  await untilContinuedAsNew(service, first.id);
 
   // The retry: same update id, same arguments, on the new run.
   const again = await temporal.client.workflow
@@ -62,16 +68,7 @@ test('a sendMessage update re-sent with the same update id after the root contin
   const updateId = `retry-${child.id}`;
   const first = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
 
-  const firstRunId = (await service.handle.describe()).runId;
-  await eventually(
-    async () => {
-      await root.wait({ threadIds: [child.id], timeoutMs: 0 });
-      return (await service.handle.describe()).runId;
-    },
-    (runId) => runId !== firstRunId,
-    'the root to continue as new',
-    120_000,
-  );
+  await untilContinuedAsNew(service, child.id);
 
   const again = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
   expect(again).toEqual(first);
