@@ -120,7 +120,13 @@ export function payloadFromBytes(bytes: Uint8Array): Payload {
     const body = reader.lengthDelimited();
     if (field === 1) {
       const entry = mapEntry(body);
-      metadata[entry.key] = entry.value;
+      // Defined, not assigned: a key named `__proto__` would otherwise set the object's prototype.
+      Object.defineProperty(metadata, entry.key, {
+        value: entry.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else data = body;
   }
   return { metadata, data };

@@ -106,6 +106,18 @@ describe('createEncryptionCodec', () => {
     expect(await codec.decode(payloads)).toEqual(payloads);
   });
 
+  test('a metadata key named __proto__ survives the round trip as a key (a CI run of the property found it)', async () => {
+    const metadata = JSON.parse('{"__proto__": 1}') as Record<string, unknown>;
+    metadata['__proto__'] = Buffer.from('x');
+    const [decoded] = await codec.decode(
+      await codec.encode([{ metadata: metadata as never, data: Buffer.from('d') }]),
+    );
+    expect(Object.keys(decoded!.metadata ?? {})).toEqual(['__proto__']);
+    expect(
+      Buffer.from(Object.getOwnPropertyDescriptor(decoded!.metadata, '__proto__')!.value).toString(),
+    ).toBe('x');
+  });
+
   test('bad keys are refused when the codec is made', () => {
     expect(() => createEncryptionCodec({ keys: [] })).toThrow(/at least one key/);
     expect(() => createEncryptionCodec({ keys: [{ id: 'short', key: randomBytes(16) }] })).toThrow(
