@@ -9,6 +9,7 @@ import {
   resolveNotification,
   type NotificationDraftInput,
 } from '../../client/conversations';
+import { publishSignal } from '../../domain/conversation-messages';
 import type { NotificationBody } from '../../domain/schemas';
 import { approvalBody, label, messageBody, newConversation, receiveMany } from '../helpers/conversations';
 import { eventually } from '../helpers/runs';
@@ -34,6 +35,14 @@ afterAll(async () => {
   );
   await temporal?.close();
 });
+
+/** The messages of an error and of its causes. */
+function causeChain(error: unknown): string[] {
+  const messages: string[] = [];
+  for (let current = error, hops = 0; current instanceof Error && hops < 8; current = current.cause, hops++)
+    messages.push(current.message);
+  return messages;
+}
 
 /** The page workflows of a conversation, by visibility (eventually consistent). */
 async function pageWorkflows(client: Client, conversationId: string) {
@@ -117,10 +126,19 @@ test('S7.3: 3,000 unreceived notifications are paged out, every continue-as-new 
     expectedSeqs.map((seq) => (interactionAt.has(seq - 1) ? 'interaction' : String(seq - 1))),
   );
   // A query just after a continue-as-new can fail (no workflow task yet): eventually() retries it.
+  // Twice on loaded machines the new run answered "Workflow task is not scheduled yet" for the whole
+  // 30 s (not explained; receiving worked throughout): a signal the conversation drops as malformed
+  // gives it a workflow task and changes nothing.
   const after = await eventually(
-    () => conversationSummary(temporal.client, conversationId),
+    () =>
+      conversationSummary(temporal.client, conversationId).catch(async (error: unknown) => {
+        if (causeChain(error).some((message) => /not scheduled yet/.test(message)))
+          await temporal.client.workflow.getHandle(conversationId).signal(publishSignal, null as never);
+        throw error;
+      }),
     () => true,
     'summary after receiving',
+    60_000,
   );
   expect(after).toMatchObject({ pages: 0, pagedItems: 0, pendingInteractions: 2 });
   // Every page was read back and finished: none is left holding items.
