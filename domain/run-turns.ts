@@ -1,0 +1,72 @@
+import { quota } from './run-errors';
+import { isTerminal, type TurnOutcome } from './schemas';
+import type { ThreadRecord } from './run-snapshot';
+import type { ThreadRegistry } from './thread-registry';
+
+/**
+ * Turn accounting of a root run's threads: the status turns move a thread through, and the tokens a
+ * thread uses charged to it and every ancestor, so each subtree's budget sees them (SPEC S6.4).
+ */
+
+/** A turn of `threadId` started. Events about terminal threads or older turns are ignored. */
+export function turnStarted(registry: ThreadRegistry, threadId: string, turn: number, at: string): void {
+  const record = registry.get(threadId);
+  if (!record || isTerminal(record.thread.status) || turn <= record.thread.turnsStarted) return;
+  record.thread = { ...record.thread, status: 'running', turnsStarted: turn, updatedAt: at };
+}
+
+/** A turn ended; its tokens are charged to the thread's subtree and every ancestor's. */
+export function turnEnded(
+  registry: ThreadRegistry,
+  threadId: string,
+  outcome: TurnOutcome,
+  nextStatus: 'idle' | 'running',
+): void {
+  const record = registry.get(threadId);
+  if (!record || isTerminal(record.thread.status) || outcome.turn <= record.thread.turnsCompleted) return;
+  record.thread = {
+    ...record.thread,
+    // A later turn already started (its event overtook this one): the thread is still running.
+    status: record.thread.turnsStarted > outcome.turn ? 'running' : nextStatus,
+    turnsStarted: Math.max(record.thread.turnsStarted, outcome.turn),
+    turnsCompleted: outcome.turn,
+    latestTurn: outcome,
+    ...(outcome.turn === 1 ? { firstTurn: outcome } : {}),
+    updatedAt: outcome.endedAt,
+  };
+  for (const charged of registry.selfAndAncestors(record)) charged.subtreeTokens += outcome.tokens;
+}
+
+/**
+ * Charges tokens `caller` used mid-turn to it and every ancestor; once any budget on the way up is used
+ * up, QuotaExceeded (the tokens stay charged). Returns the least budget left on the way up.
+ */
+export function charge(
+  registry: ThreadRegistry,
+  caller: ThreadRecord,
+  tokens: number,
+): { remaining: number } {
+  let remaining = Infinity;
+  for (const charged of registry.selfAndAncestors(caller)) {
+    charged.subtreeTokens += tokens;
+    remaining = Math.min(remaining, charged.limits.budgetTokens - charged.subtreeTokens);
+  }
+  for (const limiter of registry.selfAndAncestors(caller)) {
+    if (limiter.subtreeTokens >= limiter.limits.budgetTokens) {
+      throw quota(
+        `token budget ${limiter.limits.budgetTokens} exhausted in ${registry.subtreeName(limiter)}: ${limiter.subtreeTokens} tokens used`,
+        {
+          limit: 'budgetTokens',
+          value: limiter.limits.budgetTokens,
+        },
+      );
+    }
+  }
+  return { remaining };
+}
+
+/** A message with triggerTurn went to `threadId`: an idle thread is running again from now on. */
+export function turnRequested(registry: ThreadRegistry, threadId: string): void {
+  const record = registry.get(threadId);
+  if (record?.thread.status === 'idle') record.thread = { ...record.thread, status: 'running' };
+}
