@@ -23,11 +23,18 @@ import { NotificationBody } from '../domain/schemas';
 import type { conversationWorkflow, ConversationWorkflowInput } from '../workflows/conversation-workflow';
 import { kitCall } from './errors';
 import { executeUpdate } from './updates';
+import { Capability } from '../domain/capability';
+import { resolveInteractionUpdate } from '../domain/messages';
 
 /** Where a conversation workflow runs if a call has to start it, and the settings it starts with. */
 export interface ConversationStartOptions {
   taskQueue: string;
-  settings?: Omit<ConversationWorkflowInput, 'conversationId' | 'snapshot' | 'generation'>;
+  settings?: Omit<ConversationWorkflowInput, 'conversationId' | 'snapshot' | 'generation' | 'owner'>;
+  /**
+   * The publisher's capability (SPEC S3.9): a thread's conversation takes notifications only from that
+   * thread or its descendants (a standalone conversation needs none).
+   */
+  capability?: Capability;
 }
 
 /** A notification to publish: a body, plus an id (for idempotent re-publishing) and time if you have them. */
@@ -123,7 +130,13 @@ export async function publishNotifications(
         taskQueue: options.taskQueue,
         args: [{ ...options.settings, conversationId: id }],
         signal: publishSignal,
-        signalArgs: [{ notifications: batch, ...(mirror ? { mirrorInteractionsTo: mirror } : {}) }],
+        signalArgs: [
+          {
+            notifications: batch,
+            ...(mirror ? { mirrorInteractionsTo: mirror } : {}),
+            ...(options.capability ? { from: options.capability } : {}),
+          },
+        ],
       }),
     );
   }
@@ -155,7 +168,13 @@ export async function publishNotificationsWithReceipt(
   const drafts = toDrafts(notifications);
   return kitCall(`publish to ${id}`, () =>
     client.workflow.executeUpdateWithStart(publishUpdate, {
-      args: [{ notifications: drafts, ...(mirror ? { mirrorInteractionsTo: mirror } : {}) }],
+      args: [
+        {
+          notifications: drafts,
+          ...(mirror ? { mirrorInteractionsTo: mirror } : {}),
+          ...(options.capability ? { from: options.capability } : {}),
+        },
+      ],
       startWorkflowOperation: conversationStartOperation(id, options),
     }),
   );
@@ -164,16 +183,25 @@ export async function publishNotificationsWithReceipt(
 /** Which interaction to resolve: a received notification, or its thread and request ids. */
 export type InteractionTarget = { body: NotificationBody } | { threadId: string; requestId: string };
 
+/** Who answers: the capability of the interaction's thread or an ancestor (the root's, usually), and a name. */
+export interface ResolveOptions {
+  capability?: Capability;
+  /** Who answers, for the audit trail (a person's or a service's name). */
+  name?: string;
+}
+
 /**
- * Answers an interaction (S5.4) at its origin: the conversation of the interaction's thread, wherever
- * it was received (a mirror in the root conversation included, S5.9). The origin records the answer,
- * wakes the agent and settles the mirror. Same answer again → the same resolution; a different answer →
- * Conflict; an answer of the wrong kind → Protocol.
+ * Answers an interaction (S5.4), wherever it was received (a mirror in the root conversation included,
+ * S5.9). A thread's interaction goes straight to the agent that asked (SPEC S3.1), with a capability of
+ * that thread or an ancestor (SPEC S3.9); it wakes and settles the item in its conversation and the
+ * root's. An interaction of a standalone conversation is answered at that conversation. Same answer
+ * again → the same resolution; a different answer → Conflict; an answer of the wrong kind → Protocol.
  */
 export async function resolveNotification(
   client: Client,
   target: InteractionTarget,
   answer: InteractionAnswer,
+  options: ResolveOptions = {},
 ): Promise<InteractionResolution> {
   let threadId: ThreadId;
   let requestId: RequestId;
@@ -191,6 +219,16 @@ export async function resolveNotification(
     requestId = parseId('request', target.requestId, 'requestId');
   }
   const checkedAnswer = parseInput(InteractionAnswer, answer, 'answer');
+  if (options.capability) {
+    const capability = parseInput(Capability, options.capability, 'capability');
+    const request = { requestId, answer: checkedAnswer, ...(options.name ? { name: options.name } : {}) };
+    return executeUpdate(
+      client.workflow.getHandle(threadId),
+      resolveInteractionUpdate,
+      [capability, request],
+      `resolve ${requestId} at ${threadId}`,
+    );
+  }
   const origin = relatedId('conversation', threadId);
   return executeUpdate(
     conversationHandle(client, origin),

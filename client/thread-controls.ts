@@ -25,6 +25,7 @@ import {
   takeRootMessagesUpdate,
   waitUpdate,
 } from '../domain/messages';
+import { Capability } from '../domain/capability';
 import {
   RemoteSpawnRequest,
   SendMessageRequest,
@@ -42,12 +43,30 @@ import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { kitCall } from './errors';
 import { executeUpdate } from './updates';
 
-/** The control operations of SPEC S4, bound to one caller's scope. Every error is a KitError. */
+/**
+ * The control operations of SPEC S4, bound to one caller's capability (SPEC S3.9). Each goes straight
+ * to the workflow that owns its state (SPEC S3.1): spawn, wait, close and reads to the root run;
+ * sendMessage and interrupt to the thread they name. Every error is a KitError.
+ */
 export class ThreadControls {
+  readonly capability: Capability;
+
   constructor(
     private readonly handle: WorkflowHandle<typeof rootRunWorkflow>,
-    readonly scope: ControlScope,
-  ) {}
+    capability: Capability,
+  ) {
+    this.capability = parseInput(Capability, capability, 'capability');
+  }
+
+  /** Who calls: the capability's root run and thread. */
+  get scope(): ControlScope {
+    return { rootId: this.capability.rootId, threadId: this.capability.threadId };
+  }
+
+  /** The workflow that owns thread `threadId`'s own state: the root run, or the thread's workflow. */
+  private ownerOf(threadId: ThreadId): WorkflowHandle {
+    return threadId === this.capability.rootId ? this.handle : this.handle.client.getHandle(threadId);
+  }
 
   /**
    * SPEC S4.1. A `requestId` makes it idempotent: the same id returns the same thread. Without one, a
@@ -57,55 +76,63 @@ export class ThreadControls {
   async spawn(request: SpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(SpawnRequest, request, 'spawn request');
     const once = { ...parsed, requestId: parsed.requestId ?? newId('request', randomUUID) };
-    return executeUpdate(this.handle, spawnUpdate, [this.scope, once], 'spawn');
+    return executeUpdate(this.handle, spawnUpdate, [this.capability, once], 'spawn');
   }
 
   /** SPEC S4.2: spawn onto a remote target registered in the grant (idempotent like {@link spawn}). */
   async spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(RemoteSpawnRequest, request, 'spawn request');
     const once = { ...parsed, requestId: parsed.requestId ?? newId('request', randomUUID) };
-    return executeUpdate(this.handle, spawnRemoteUpdate, [this.scope, once], 'spawnRemote');
+    return executeUpdate(this.handle, spawnRemoteUpdate, [this.capability, once], 'spawnRemote');
   }
 
   /** SPEC S4.3: send a message; it is delivered exactly once, in per-recipient sequence order. */
   async sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage> {
     const parsed = parseInput(SendMessageRequest, request, 'message');
-    // The root sequences the message and delivers it (one update, one signal). A direct signal from
-    // here as well measured no faster (both hops take the same transfer-queue path) and cost an action.
-    return executeUpdate(this.handle, sendMessageUpdate, [this.scope, parsed], 'sendMessage');
+    // One update to the recipient's own workflow, which numbers its mailbox (SPEC S3.1).
+    return outsideTheRun(
+      executeUpdate(this.ownerOf(parsed.recipient), sendMessageUpdate, [this.capability, parsed], 'sendMessage'),
+      parsed.recipient,
+    );
   }
 
   /** SPEC S4.4: the thread, or null when it is not in the caller's subtree. */
   async loadThread(threadId: string): Promise<AgentThread | null> {
     const id = parseId('thread', threadId, 'threadId');
     return unwrapAnswer(
-      await kitCall('loadThread', () => this.handle.query(loadThreadQuery, this.scope, id)),
+      await kitCall('loadThread', () => this.handle.query(loadThreadQuery, this.capability, id)),
     );
   }
 
   /** SPEC S4.4: the caller's subtree. */
   async listThreads(): Promise<AgentThread[]> {
-    return unwrapAnswer(await kitCall('listThreads', () => this.handle.query(listThreadsQuery, this.scope)));
+    return unwrapAnswer(
+      await kitCall('listThreads', () => this.handle.query(listThreadsQuery, this.capability)),
+    );
   }
 
   /** SPEC S4.7: the threads' latest turns once one ends a turn or is terminal; `timedOut` otherwise. */
   async wait(request: WaitRequestInput): Promise<WaitResult> {
     const parsed = parseInput(WaitRequest, request, 'wait request');
     return waitAcrossRuns(parsed, (once) =>
-      executeUpdate(this.handle, waitUpdate, [this.scope, once], 'wait'),
+      executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait'),
     );
   }
 
   /** SPEC S4.6: cancels the thread's running turn (its activities too); the thread stays alive and idle. */
   async interrupt(threadId: string): Promise<AgentInterruptReceipt> {
     const id = parseId('thread', threadId, 'threadId');
-    return executeUpdate(this.handle, interruptUpdate, [this.scope, id], 'interrupt');
+    // Straight to the thread's own workflow, which owns its running turn (SPEC S3.1).
+    return outsideTheRun(
+      executeUpdate(this.ownerOf(id), interruptUpdate, [this.capability, id], 'interrupt'),
+      id,
+    );
   }
 
   /** SPEC S4.8: ends a descendant and its subtree as cancelled; returns the closed threads. */
   async close(threadId: string): Promise<AgentThread[]> {
     const id = parseId('thread', threadId, 'threadId');
-    return executeUpdate(this.handle, closeThreadUpdate, [this.scope, id], 'close');
+    return executeUpdate(this.handle, closeThreadUpdate, [this.capability, id], 'close');
   }
 
   /**
@@ -177,7 +204,23 @@ export class ThreadControls {
 
   /** SPEC S3.7 (root scope only). */
   async takeRootMessages(): Promise<InterAgentMessage[]> {
-    return executeUpdate(this.handle, takeRootMessagesUpdate, [this.scope], 'takeRootMessages');
+    return executeUpdate(this.handle, takeRootMessagesUpdate, [this.capability], 'takeRootMessages');
+  }
+}
+
+/**
+ * A thread id with no workflow is not a thread the caller may reach (SPEC S4.3: PermissionDenied, and
+ * existence is not leaked); one whose workflow has ended stays Closed.
+ */
+async function outsideTheRun<Result>(call: Promise<Result>, threadId: string): Promise<Result> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof KitError && error.kind === ErrorKind.NotFound)
+      throw new KitError(ErrorKind.PermissionDenied, `thread ${threadId} is not a thread of this run`, undefined, {
+        cause: error,
+      });
+    throw error;
   }
 }
 

@@ -4,7 +4,8 @@ import {
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mintCapability, rootCapability, RunKey, type Capability } from '../domain/capability';
 import {
   ReconcileRequest,
   type ReconcileRequestInput,
@@ -20,14 +21,15 @@ import {
   shutdownUpdate,
   threadQuery,
   revokeGrantUpdate,
+  runCountsQuery,
   runStateQuery,
 } from '../domain/messages';
+import { unwrapAnswer } from '../domain/control';
 import type { RunSnapshot } from '../domain/run-state';
 import {
   DelegationGrant,
   RootRunInput,
   type AgentThread,
-  type ControlScope,
   type AgentSpecInput,
   type DelegationGrantInput,
   type InterAgentMessage,
@@ -79,6 +81,11 @@ export class ThreadService {
     readonly client: Client,
     readonly rootThreadId: ThreadId,
     readonly handle: WorkflowHandle<typeof rootRunWorkflow>,
+    /**
+     * SPEC S3.9: the root capability — the run's key, 64 hex digits. Whoever holds it has root authority
+     * over this run (reopen, root controls, shutdown): keep it secret, as a backend keeps a credential.
+     */
+    readonly capability: string,
   ) {}
 
   /**
@@ -115,6 +122,7 @@ export class ThreadService {
       );
     }
     const taskQueue = parseInput(RootRunInput.shape.taskQueue, options.taskQueue, 'taskQueue');
+    const runKey = randomBytes(32).toString('hex');
     try {
       const handle = await client.workflow.start<typeof rootRunWorkflow>('rootRunWorkflow', {
         taskQueue,
@@ -122,7 +130,9 @@ export class ThreadService {
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         args: [
           {
+            protocolVersion: 1,
             rootThreadId,
+            runKey,
             spec,
             grant,
             taskQueue,
@@ -140,17 +150,22 @@ export class ThreadService {
         staticSummary: `/root: ${spec.task.length > 180 ? `${spec.task.slice(0, 179)}…` : spec.task}`,
         staticDetails: `agents-kit root run ${rootThreadId}\n\nowner: ${grant.owner}\nmaxDepth ${grant.maxDepth} · maxConcurrent ${grant.maxConcurrent} · maxTotal ${grant.maxTotal} · budget ${grant.budgetTokens} tokens\n\ntask:\n${spec.task}`,
       });
-      return new ThreadService(client, rootThreadId, handle);
+      return new ThreadService(client, rootThreadId, handle, runKey);
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw toKitError(error, 'attach');
       throw await ThreadService.explainExisting(client, rootThreadId, error);
     }
   }
 
-  /** A handle to an existing root run, its counters read from durable state (SPEC S3.3: recovery). */
-  static async reopen(client: Client, rootThreadId: string): Promise<ThreadService> {
+  /**
+   * A handle to an existing root run, its counters read from durable state (SPEC S3.3: recovery). Needs
+   * the root capability that attach returned (SPEC S3.9): PermissionDenied for any other.
+   */
+  static async reopen(client: Client, rootThreadId: string, capability: string): Promise<ThreadService> {
     const id = parseId('thread', rootThreadId, 'rootThreadId');
+    const runKey = parseInput(RunKey, capability, 'capability');
     const handle = client.workflow.getHandle<typeof rootRunWorkflow>(id);
+    const service = new ThreadService(client, id, handle, runKey);
     await kitCall('reopen', async () => {
       try {
         await handle.describe();
@@ -160,12 +175,33 @@ export class ThreadService {
         throw error;
       }
     });
-    return new ThreadService(client, id, handle);
+    // Proves the capability: the run answers its state only to its root (a run that has ended, too).
+    await service.snapshot();
+    return service;
+  }
+
+  /** The root thread's capability, proving root authority to the run's workflows (SPEC S3.9). */
+  get rootCapability(): Capability {
+    return rootCapability(this.capability, this.rootThreadId);
   }
 
   /** SPEC S3.4: the controls bound to the root thread, for the root kernel (or a backend acting as root). */
   rootControls(): ThreadControls {
-    return new ThreadControls(this.handle, { rootId: this.rootThreadId, threadId: this.rootThreadId });
+    return new ThreadControls(this.handle, this.rootCapability);
+  }
+
+  /**
+   * SPEC S3.9: the capability of one thread of this run, for a service that acts as that thread (its
+   * controls: `new ThreadControls(service.handle, capability)`); it proves that thread and nothing above.
+   */
+  async capabilityOf(threadId: string): Promise<Capability> {
+    const id = parseId('thread', threadId, 'threadId');
+    const records = new Map((await this.snapshot()).records.map((record) => [record.thread.id, record.thread]));
+    if (!records.has(id)) throw new KitError(ErrorKind.NotFound, `thread ${id} is not part of root run ${this.rootThreadId}`);
+    const lineage: ThreadId[] = [];
+    for (let parent = records.get(id)!.parentId; parent; parent = records.get(parent)?.parentId ?? null)
+      lineage.unshift(parent);
+    return mintCapability(this.capability, this.rootThreadId, lineage, id);
   }
 
   /** SPEC S3.7: the root's messages, drained in order, each once. */
@@ -175,13 +211,12 @@ export class ThreadService {
 
   /** Revokes the run's grant: later spawns anywhere in the tree fail with PermissionDenied. */
   revokeGrant(): Promise<void> {
-    const scope = { rootId: this.rootThreadId, threadId: this.rootThreadId };
-    return executeUpdate(this.handle, revokeGrantUpdate, [scope], 'revokeGrant');
+    return executeUpdate(this.handle, revokeGrantUpdate, [this.rootCapability], 'revokeGrant');
   }
 
   /** The run's durable state: registry, counters, grant. */
-  snapshot(): Promise<RunSnapshot> {
-    return kitCall('snapshot', () => this.handle.query(runStateQuery));
+  async snapshot(): Promise<RunSnapshot> {
+    return unwrapAnswer(await kitCall('snapshot', () => this.handle.query(runStateQuery, this.rootCapability)));
   }
 
   /** Live threads, lifetime spawns and tokens used, as the root run counts them. */
@@ -222,7 +257,7 @@ export class ThreadService {
   /** SPEC S3.6: resolves an uncertain spawn by its request id. */
   async reconcile(request: ReconcileRequestInput): Promise<ReconcileResult> {
     const parsed = parseInput(ReconcileRequest, request, 'reconcile request');
-    return executeUpdate(this.handle, reconcileUpdate, [this.rootScope, parsed], 'reconcile');
+    return executeUpdate(this.handle, reconcileUpdate, [this.rootCapability, parsed], 'reconcile');
   }
 
   /** The run's final result (waits for it to end). */
@@ -230,9 +265,6 @@ export class ThreadService {
     return kitCall('result', () => this.handle.result());
   }
 
-  private get rootScope(): ControlScope {
-    return { rootId: this.rootThreadId, threadId: this.rootThreadId };
-  }
 
   /**
    * Runs shutdown or complete, then waits until the run has closed, so what the caller does next (attach
@@ -240,7 +272,7 @@ export class ThreadService {
    */
   private async finish(update: typeof shutdownUpdate, what: string): Promise<ShutdownReport> {
     try {
-      const report = await executeUpdate(this.handle, update, [this.rootScope], what);
+      const report = await executeUpdate(this.handle, update, [this.rootCapability], what);
       // The run ends right after answering (its last notifications go first). How it ended is the
       // result's business; the report is what this call promises.
       await this.handle.result().catch(() => undefined);
@@ -275,11 +307,11 @@ export class ThreadService {
         { cause },
       );
     }
-    const snapshot = await kitCall('attach', () => handle.query(runStateQuery));
-    if (snapshot.records.length > 1) {
+    const counts = await kitCall('attach', () => handle.query(runCountsQuery));
+    if (counts.threads > 1) {
       return new KitError(
         ErrorKind.InvalidState,
-        `root ${rootThreadId} already has ${snapshot.records.length - 1} sub-agents: reopen it instead of attaching`,
+        `root ${rootThreadId} already has ${counts.threads - 1} sub-agents: reopen it instead of attaching`,
         undefined,
         { cause },
       );

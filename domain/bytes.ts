@@ -1,6 +1,6 @@
 // Sizes and digests of text in plain TypeScript, for workflow code (which may not import node:crypto or
 // rely on TextEncoder): UTF-8 sizes for Temporal's payload limits, and SHA-256 (FIPS 180-4) for the root
-// run's fixed-size fingerprints of spawn requests.
+// run's fixed-size fingerprints of spawn requests, and HMAC-SHA256 for capabilities (domain/capability.ts).
 
 const roundConstants = Uint32Array.from(
   '428a2f98 71374491 b5c0fbcf e9b5dba5 3956c25b 59f111f1 923f82a4 ab1c5ed5 d807aa98 12835b01 243185be 550c7dc3 72be5d74 80deb1fe 9bdc06a7 c19bf174 e49b69c1 efbe4786 0fc19dc6 240ca1cc 2de92c6f 4a7484aa 5cb0a9dc 76f988da 983e5152 a831c66d b00327c8 bf597fc7 c6e00bf3 d5a79147 06ca6351 14292967 27b70a85 2e1b2138 4d2c6dfc 53380d13 650a7354 766a0abb 81c2c92e 92722c85 a2bfe8a1 a81a664b c24b8b70 c76c51a3 d192e819 d6990624 f40e3585 106aa070 19a4c116 1e376c08 2748774c 34b0bcb5 391c0cb3 4ed8aa4a 5b9cca4f 682e6ff3 748f82ee 78a5636f 84c87814 8cc70208 90befffa a4506ceb bef9a3f7 c67178f2'
@@ -53,9 +53,9 @@ export function utf8Length(text: string): number {
 /** Bytes of a value's JSON in UTF-8, as a payload carries it. */
 export const jsonBytes = (value: unknown): number => utf8Length(JSON.stringify(value));
 
-/** The SHA-256 digest of a string's UTF-8 bytes, as 64 lowercase hex digits. */
-export function sha256Hex(text: string): string {
-  const bytes = utf8(text);
+/** The SHA-256 digest (FIPS 180-4) of bytes, as 32 bytes. */
+export function sha256(input: readonly number[]): number[] {
+  const bytes = [...input];
   const bitLength = bytes.length * 8;
   bytes.push(0x80);
   while (bytes.length % 64 !== 56) bytes.push(0);
@@ -87,8 +87,34 @@ export function sha256Hex(text: string): string {
     }
     v.forEach((value, i) => (hash[i] = (hash[i]! + value) | 0));
   }
-  return [...hash].map((word) => word.toString(16).padStart(8, '0')).join('');
+  return [...hash].flatMap((word) => [word >>> 24, (word >>> 16) & 0xff, (word >>> 8) & 0xff, word & 0xff]);
+}
+
+const hex = (bytes: readonly number[]) => bytes.map((byte) => byte.toString(16).padStart(2, '0')).join('');
+
+/** The SHA-256 digest of a string's UTF-8 bytes, as 64 lowercase hex digits. */
+export const sha256Hex = (text: string): string => hex(sha256(utf8(text)));
+
+/** HMAC-SHA256 (RFC 2104) of a string's UTF-8 bytes under a key given as hex digits, as 64 hex digits. */
+export function hmacSha256Hex(keyHex: string, text: string): string {
+  let key = (keyHex.match(/../g) ?? []).map((pair) => parseInt(pair, 16));
+  if (key.length > 64) key = sha256(key);
+  const padded = [...key, ...new Array<number>(64 - key.length).fill(0)];
+  const inner = sha256([...padded.map((byte) => byte ^ 0x36), ...utf8(text)]);
+  return hex(sha256([...padded.map((byte) => byte ^ 0x5c), ...inner]));
 }
 
 /** A short, non-reversible stand-in for a secret-ish id (the first 16 hex digits of its SHA-256). */
 export const fingerprint = (text: string): string => sha256Hex(text).slice(0, 16);
+
+/** JSON with sorted object keys, so equal requests have equal fingerprints whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, entry]) => entry !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { Capability, RunKey } from './capability';
 import { ErrorKind, isErrorKind, KitError } from './errors';
+import { maxRememberedResolutions, RememberedResolution } from './conversation-schemas';
 import { MailboxSnapshot } from './mailbox';
+import { RecentAnswers } from './recent-answers';
 import { ThreadId } from './ids';
 import {
   AgentSpec,
@@ -73,27 +76,55 @@ export interface ControlResults {
   charge: { remaining: number };
 }
 
-/** An agent's request to the root run. The caller is the sending workflow's own thread id, set by workflow code. */
+/**
+ * SPEC S3.1: who owns each operation's state, so every caller sends it straight there. `root`: the
+ * root run (registry, admission, budget, shutdown). `recipient` / `target`: the workflow of the thread
+ * the operation names (its mailbox, its running turn).
+ */
+export const operationOwners = {
+  spawn: 'root',
+  'spawn-remote': 'root',
+  'send-message': 'recipient',
+  'load-thread': 'root',
+  'list-threads': 'root',
+  wait: 'root',
+  interrupt: 'target',
+  close: 'root',
+  charge: 'root',
+} as const satisfies Record<ControlOperation['type'], 'root' | 'recipient' | 'target'>;
+
+/** The workflow id that owns `operation` in the run of `rootId` (thread workflow ids are thread ids). */
+export function ownerOf(operation: ControlOperation, rootId: ThreadId): string {
+  if (operation.type === 'send-message') return operation.request.recipient;
+  if (operation.type === 'interrupt') return operation.threadId;
+  return rootId;
+}
+
+/**
+ * Workflow → workflow: perform a control operation on behalf of the sender, whose capability proves who
+ * it is (SPEC S3.9). Sent to the operation's owner (SPEC S3.1).
+ */
 export const ControlRequest = z
-  .object({ callerId: ThreadId, operationId: z.string().min(1).max(200), operation: ControlOperation })
+  .object({ from: Capability, operationId: z.string().min(1).max(200), operation: ControlOperation })
   .strict();
 export type ControlRequest = z.infer<typeof ControlRequest>;
 
-/** The root run's answer to a ControlRequest. */
+/** The owner's answer to a ControlRequest, proven by the owner's capability. */
 export const ControlResponse = z
   .object({
-    operationId: z.string(),
+    from: Capability,
+    operationId: z.string().max(200),
     result: z.unknown().optional(),
     error: z
-      .object({ kind: z.string(), message: z.string(), details: z.unknown().optional() })
+      .object({ kind: z.string().max(100), message: z.string().max(10_000), details: z.unknown().optional() })
       .strict()
       .optional(),
   })
   .strict();
 export type ControlResponse = z.infer<typeof ControlResponse>;
 
-/** Root run → agent: close the thread (the `close-thread` signal's payload). */
-export const CloseThreadRequest = z.object({ reason: z.string().max(1_000) }).strict();
+/** Root run → agent: close the thread (the `close-thread` signal's payload), proven by the root. */
+export const CloseThreadRequest = z.object({ from: Capability, reason: z.string().max(1_000) }).strict();
 export type CloseThreadRequest = z.infer<typeof CloseThreadRequest>;
 
 /** What an agent workflow reports to its root run about itself. */
@@ -103,11 +134,7 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       type: z.literal('turn-start'),
       threadId: ThreadId,
       turn: z.number().int().min(1),
-      at: z.string(),
-      /** Every message up to this sequence number is consumed by this turn. */
-      consumedThroughSeq: z.number().int().min(0).optional(),
-      /** UTF-8 bytes of the contents of every message the thread has consumed, this turn included. */
-      consumedThroughBytes: z.number().int().min(0).optional(),
+      at: z.string().max(100),
     })
     .strict(),
   z
@@ -119,10 +146,14 @@ export const ThreadEvent = z.discriminatedUnion('type', [
     })
     .strict(),
   z
-    .object({ type: z.literal('thread-end'), threadId: ThreadId, status: ThreadStatus, at: z.string() })
+    .object({ type: z.literal('thread-end'), threadId: ThreadId, status: ThreadStatus, at: z.string().max(100) })
     .strict(),
 ]);
 export type ThreadEvent = z.infer<typeof ThreadEvent>;
+
+/** The `thread-event` signal's payload: the event, and the capability of the thread it is about. */
+export const ThreadReport = z.object({ from: Capability, event: ThreadEvent }).strict();
+export type ThreadReport = z.infer<typeof ThreadReport>;
 
 /** The turn-loop state a thread carries through continue-as-new. */
 export const ThreadLoopState = z
@@ -176,6 +207,10 @@ export const AgentResume = z
     loop: ThreadLoopState,
     operations: z.number().int().min(0),
     watch: WatchSnapshot,
+    /** Operations and updates lately applied, so a retry that lands on this run takes effect once. */
+    recent: RecentAnswers,
+    /** Interactions resolved lately, so a repeated resolve gets the same resolution (SPEC S5.4). */
+    resolutions: z.array(RememberedResolution).max(maxRememberedResolutions),
   })
   .strict();
 export type AgentResume = z.infer<typeof AgentResume>;
@@ -183,7 +218,13 @@ export type AgentResume = z.infer<typeof AgentResume>;
 /** What a sub-agent workflow starts with. */
 export const AgentInput = z
   .object({
+    /** SPEC S3.9 wire version: every workflow input of protocol v1 says 1. */
+    protocolVersion: z.literal(1),
     thread: AgentThread,
+    /** The thread's ancestors, the root first (its capability proves them). */
+    lineage: z.array(ThreadId).max(64),
+    /** The run key (SPEC S3.9): secret, so only as private as this workflow's history. */
+    runKey: RunKey,
     spec: AgentSpec,
     idleTimeoutMs: z.number().int().min(1),
     interactionTimeoutMs: z.number().int().min(1).default(600_000),
@@ -287,14 +328,11 @@ export const RootRunResult = z.object({ root: AgentThread, shutdown: ShutdownRep
 export type RootRunResult = z.infer<typeof RootRunResult>;
 
 /**
- * A side effect the root run owes the tree: start a thread, deliver to it, interrupt or close it, or
- * answer an agent. Serializable, so effects decided while the run prepares to continue-as-new are
+ * A side effect the root run owes the tree: start a thread, close it, or answer an agent. Serializable, so effects decided while the run prepares to continue-as-new are
  * carried into the next run and performed there, in order.
  */
 export const OutboxItem = z.discriminatedUnion('type', [
   z.object({ type: z.literal('start'), threadId: ThreadId, spec: AgentSpec }).strict(),
-  z.object({ type: z.literal('deliver'), message: InterAgentMessage }).strict(),
-  z.object({ type: z.literal('interrupt'), threadId: ThreadId }).strict(),
   z.object({ type: z.literal('close'), threadId: ThreadId }).strict(),
   z.object({ type: z.literal('respond'), callerId: ThreadId, response: ControlResponse }).strict(),
 ]);

@@ -2,7 +2,6 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   CloseResult,
   ConversationSummary,
-  InteractionAnswered,
   InteractionResolution,
   OpenReceiverRequest,
   PublishReceipt,
@@ -12,6 +11,7 @@ import type {
   ReceiverLease,
   ReleaseReceiverRequest,
   ResolveNotificationRequest,
+  SettleInteraction,
 } from './conversation-schemas';
 import type { PageDelivery } from './conversation-pages';
 
@@ -31,14 +31,12 @@ export const releaseReceiverUpdate = defineUpdate<{ released: boolean }, [Releas
 );
 /** Close the conversation: drain-only for receivers, publishing refused (S5.6). */
 export const closeConversationUpdate = defineUpdate<CloseResult, []>('close-conversation');
-/** Answer an interaction at its origin conversation (S5.4). */
+/** Answer an interaction of a standalone conversation (S5.4); a thread's is answered at its thread. */
 export const resolveNotificationUpdate = defineUpdate<InteractionResolution, [ResolveNotificationRequest]>(
   'resolve-notification',
 );
-/** Sent by a conversation to the agent workflow (id = the interaction's threadId) with the answer. */
-export const interactionAnsweredSignal = defineSignal<[InteractionAnswered]>('interaction-answered');
-/** Sent by the origin conversation to the root conversation: its mirror of the interaction is settled. */
-export const interactionSettledSignal = defineSignal<[InteractionResolution]>('interaction-settled');
+/** Thread → its conversation and the root's mirror: the interaction is settled (answered or timed out). */
+export const interactionSettledSignal = defineSignal<[SettleInteraction]>('interaction-settled');
 /** Counts, lease holder and closed flag of a conversation. */
 export const conversationSummaryQuery = defineQuery<ConversationSummary, []>('conversation-summary');
 /** Sent by a conversation to one of its page workflows: send me your entries (S7.3). */

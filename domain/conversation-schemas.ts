@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Capability, RunKey } from './capability';
 import { ConversationId, matching, NotificationId, RequestId, ThreadId } from './ids';
 import { ConversationNotification, NotificationBody } from './schemas';
 
@@ -33,6 +34,8 @@ export const PublishRequest = z
   .object({
     notifications: z.array(NotificationDraft).min(1).max(1000),
     mirrorInteractionsTo: ConversationId.optional(),
+    /** The publisher's capability: required by a thread's conversation (SPEC S3.9), not by a standalone one. */
+    from: Capability.optional(),
   })
   .strict();
 export type PublishRequest = z.infer<typeof PublishRequest>;
@@ -95,6 +98,23 @@ export const ResolveNotificationRequest = z
   .strict();
 export type ResolveNotificationRequest = z.infer<typeof ResolveNotificationRequest>;
 
+/** Who answered an interaction (SPEC S5.10's audit trail): the proven thread, and a name it gave. */
+export const Resolver = z
+  .object({ threadId: ThreadId, name: z.string().min(1).max(200).optional() })
+  .strict();
+export type Resolver = z.infer<typeof Resolver>;
+
+/** SPEC S5.4: the answer to one of a thread's interactions, sent to that thread's workflow. */
+export const ResolveInteractionRequest = z
+  .object({
+    requestId: RequestId,
+    answer: InteractionAnswer,
+    /** Who answers, for the audit trail (a person's or a service's name). */
+    name: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type ResolveInteractionRequest = z.infer<typeof ResolveInteractionRequest>;
+
 /** The authoritative record of an answered interaction; resolving again with the same answer returns it. */
 export const InteractionResolution = z
   .object({
@@ -104,14 +124,36 @@ export const InteractionResolution = z
     /** The interaction's seq in its origin conversation; absent when the agent settled it itself (timeout). */
     seq: z.number().int().min(1).optional(),
     answer: InteractionAnswer,
-    resolvedAt: z.string(),
+    resolvedAt: z.string().max(100),
+    /** Who gave the answer; absent when nobody did (it timed out as denied). */
+    resolvedBy: Resolver.optional(),
   })
   .strict();
 export type InteractionResolution = z.infer<typeof InteractionResolution>;
 
-/** Sent to the agent workflow (id = the interaction's threadId) when its interaction is answered. */
-export const InteractionAnswered = z.object({ requestId: RequestId, answer: InteractionAnswer }).strict();
-export type InteractionAnswered = z.infer<typeof InteractionAnswered>;
+/** How many resolutions a thread remembers across continue-as-new, to answer a repeated resolve. */
+export const maxRememberedResolutions = 100;
+
+/** A resolution as a thread remembers it: the answer only as a fingerprint (a repeat carries it again). */
+export const RememberedResolution = z
+  .object({
+    resolution: InteractionResolution.omit({ answer: true }),
+    answerType: z.enum(['approval', 'question']),
+    answerFingerprint: z.string().max(64),
+  })
+  .strict();
+export type RememberedResolution = z.infer<typeof RememberedResolution>;
+
+/** Thread → its conversation (and the root's, for a mirror): an interaction is settled (proven). */
+export const SettleInteraction = z.object({ from: Capability, resolution: InteractionResolution }).strict();
+export type SettleInteraction = z.infer<typeof SettleInteraction>;
+
+/**
+ * The thread a conversation belongs to, and its run's key: such a conversation takes notifications and
+ * settlements only with a proof from that thread (or, for the root's conversation, any of the tree).
+ */
+export const ConversationOwner = z.object({ rootId: ThreadId, threadId: ThreadId, runKey: RunKey }).strict();
+export type ConversationOwner = z.infer<typeof ConversationOwner>;
 
 /** Read-only view of a conversation for tests and the CLI. */
 export const ConversationSummary = z

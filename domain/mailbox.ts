@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { utf8Length } from './bytes';
+import { ErrorKind, KitError } from './errors';
 import { InterAgentMessage } from './schemas';
 
 /** A received message and the turn that consumed it (absent while it waits for a turn). */
@@ -9,18 +10,15 @@ export type MailboxEntry = z.infer<typeof MailboxEntry>;
 export const MailboxSnapshot = z
   .object({
     nextSeq: z.number().int().min(1),
-    early: z.array(InterAgentMessage),
-    ready: z.array(MailboxEntry),
-    consumedLog: z.array(MailboxEntry),
+    ready: z.array(InterAgentMessage).max(1_000),
+    consumedLog: z.array(MailboxEntry).max(200),
     receivedCount: z.number().int().min(0),
-    /** UTF-8 bytes of every message content released in order so far (runs before this did not count). */
-    releasedBytes: z.number().int().min(0).default(0),
   })
   .strict();
 export type MailboxSnapshot = z.infer<typeof MailboxSnapshot>;
 
 /** How many consumed messages the mailbox remembers for inspection, and how much of each one's content. */
-const consumedLogLimit = 1000;
+const consumedLogLimit = 200;
 const consumedLogContent = 200;
 
 /** A consumed message as the log keeps it: long contents are cut, so the log stays small in the snapshot. */
@@ -36,95 +34,82 @@ const logged = (entry: MailboxEntry): MailboxEntry =>
 export const messageBytes = (message: { content: string }): number => utf8Length(message.content);
 
 /** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
-export const maxWaitingMessages = 5_000;
+export const maxWaitingMessages = 1_000;
 /**
  * How many bytes of message content may wait for one thread's next turn (Temporal refuses a
  * continue-as-new input over 2 MiB). One message is always taken when nothing waits.
  */
 export const maxWaitingBytes = 512 * 1024;
-/** Largest content of one message, in UTF-8 bytes (SendMessageRequest: 100,000 characters, ≤ 4 bytes each). */
-const maxMessageBytes = 400_000;
-
 /**
- * Why a delivery is refused, or undefined to accept it. The root numbers a recipient's messages and
- * never lets more than {@link maxWaitingMessages} (and about {@link maxWaitingBytes}) wait, so a
- * delivery further ahead than that, or one that would grow the out-of-order buffer past those bounds,
- * did not come from the root: it is dropped instead of being carried through continue-as-new.
+ * The QuotaExceeded error for one more message of `bytes` to a recipient that already has `count`
+ * messages of `waitingBytes` waiting, or undefined when it fits (SPEC S3.10: back-pressure before
+ * admission). One message is always taken when nothing waits.
  */
-export function deliveryRefusal(
-  seq: number,
-  nextSeq: number,
-  early: { count: number; bytes: number },
+export function waitingRefusal(
+  recipientPath: string,
+  count: number,
+  waitingBytes: number,
   bytes: number,
-): string | undefined {
-  if (seq >= nextSeq + maxWaitingMessages)
-    return `seq ${seq} is ${maxWaitingMessages} or more ahead of ${nextSeq}`;
-  if (early.count >= maxWaitingMessages) return `${early.count} deliveries already wait out of order`;
-  if (early.bytes + bytes > maxWaitingBytes + maxMessageBytes)
-    return `${early.bytes + bytes} bytes would wait out of order`;
+): KitError | undefined {
+  if (count >= maxWaitingMessages) {
+    return new KitError(
+      ErrorKind.QuotaExceeded,
+      `${recipientPath} already has ${count} messages waiting for its next turn (limit ${maxWaitingMessages}): send one with triggerTurn, or wait`,
+      { limit: 'waitingMessages', value: maxWaitingMessages },
+    );
+  }
+  if (count > 0 && waitingBytes + bytes > maxWaitingBytes) {
+    return new KitError(
+      ErrorKind.QuotaExceeded,
+      `${recipientPath} already has ${waitingBytes} bytes of messages waiting for its next turn (limit ${maxWaitingBytes}): send one with triggerTurn, or wait`,
+      { limit: 'waitingBytes', value: maxWaitingBytes },
+    );
+  }
   return undefined;
 }
 
+/** A message as its sender makes it; the recipient's mailbox gives it its sequence number. */
+export type MessageDraft = Omit<InterAgentMessage, 'seq'>;
+
 /**
- * A thread's inbox (SPEC S4.3): accepts messages in any arrival order and releases them exactly once,
- * in per-recipient sequence order. Duplicates (same seq) are dropped.
+ * A thread's inbox (SPEC S3.1, S4.3): the recipient owns it and numbers what it admits, so messages are
+ * released exactly once, in sequence order, and never more than the bounds wait for a turn.
  */
 export class Mailbox {
   private nextSeq: number;
-  private readonly early = new Map<number, InterAgentMessage>();
-  private earlyBytes = 0;
-  private ready: MailboxEntry[];
+  private ready: InterAgentMessage[];
+  private readyBytes: number;
   private consumedLog: MailboxEntry[];
   private receivedCount: number;
-  private releasedByteCount: number;
 
   constructor(snapshot?: MailboxSnapshot) {
     this.nextSeq = snapshot?.nextSeq ?? 1;
-    for (const message of snapshot?.early ?? []) {
-      this.early.set(message.seq, message);
-      this.earlyBytes += messageBytes(message);
-    }
     this.ready = [...(snapshot?.ready ?? [])];
+    this.readyBytes = this.ready.reduce((sum, message) => sum + messageBytes(message), 0);
     this.consumedLog = [...(snapshot?.consumedLog ?? [])];
     this.receivedCount = snapshot?.receivedCount ?? 0;
-    this.releasedByteCount = snapshot?.releasedBytes ?? 0;
   }
 
-  /**
-   * Accepts a delivery; returns the messages it made ready (in order), possibly none. A duplicate, or a
-   * delivery outside the bounds of {@link deliveryRefusal}, is dropped (`refused` says why).
-   */
-  accept(message: InterAgentMessage, refused?: (reason: string) => void): InterAgentMessage[] {
-    if (message.seq < this.nextSeq || this.early.has(message.seq)) return [];
-    const refusal = deliveryRefusal(
-      message.seq,
-      this.nextSeq,
-      { count: this.early.size, bytes: this.earlyBytes },
-      messageBytes(message),
-    );
-    if (refusal) {
-      refused?.(refusal);
-      return [];
-    }
-    this.early.set(message.seq, message);
-    this.earlyBytes += messageBytes(message);
-    const released: InterAgentMessage[] = [];
-    for (let next = this.early.get(this.nextSeq); next; next = this.early.get(this.nextSeq)) {
-      this.early.delete(this.nextSeq);
-      this.earlyBytes -= messageBytes(next);
-      this.nextSeq += 1;
-      this.receivedCount += 1;
-      this.releasedByteCount += messageBytes(next);
-      this.ready.push(next);
-      released.push(next);
-    }
-    return released;
+  /** Why `draft` cannot be admitted now (QuotaExceeded), or undefined. */
+  refusal(recipientPath: string, draft: { content: string }): KitError | undefined {
+    return waitingRefusal(recipientPath, this.ready.length, this.readyBytes, messageBytes(draft));
+  }
+
+  /** Admits a message (check {@link refusal} first): gives it the next sequence number. */
+  admit(draft: MessageDraft): InterAgentMessage {
+    const message: InterAgentMessage = { ...draft, seq: this.nextSeq };
+    this.nextSeq += 1;
+    this.receivedCount += 1;
+    this.ready.push(message);
+    this.readyBytes += messageBytes(message);
+    return message;
   }
 
   /** Takes every ready message for `turn`, in order. */
   take(turn: number): InterAgentMessage[] {
     const taken = this.ready.map((message) => ({ ...message, consumedInTurn: turn }));
     this.ready = [];
+    this.readyBytes = 0;
     this.consumedLog = [...this.consumedLog, ...taken.map(logged)].slice(-consumedLogLimit);
     return taken.map(({ consumedInTurn: _turn, ...message }) => message);
   }
@@ -135,16 +120,6 @@ export class Mailbox {
    */
   view(limit = 5_000): MailboxEntry[] {
     return [...this.consumedLog, ...this.ready].slice(-limit);
-  }
-
-  /** The highest sequence number released in order so far. */
-  get releasedThrough(): number {
-    return this.nextSeq - 1;
-  }
-
-  /** UTF-8 bytes of every message content released in order so far (the root's back-pressure counts them). */
-  get releasedBytes(): number {
-    return this.releasedByteCount;
   }
 
   get hasReady(): boolean {
@@ -158,11 +133,9 @@ export class Mailbox {
   snapshot(): MailboxSnapshot {
     return {
       nextSeq: this.nextSeq,
-      early: [...this.early.values()],
       ready: [...this.ready],
       consumedLog: [...this.consumedLog],
       receivedCount: this.receivedCount,
-      releasedBytes: this.releasedByteCount,
     };
   }
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { jsonBytes, sha256Hex } from './bytes';
+import { canonicalJson, jsonBytes, sha256Hex } from './bytes';
 import { ControlRequest, OutboxItem, ShutdownReport, ThreadLoopState, WatchSnapshot } from './control';
 import { ThreadId } from './ids';
-import { RecentSend } from './recent-sends';
+import { maxRememberedResolutions, RememberedResolution } from './conversation-schemas';
+import { RecentAnswers } from './recent-answers';
 import { AgentLimits, AgentThread, DelegationGrant, InterAgentMessage, type TurnOutcome } from './schemas';
 
 /** What the host keeps per thread beyond its public shape: effective limits and subtree counters. */
@@ -47,17 +48,7 @@ export const RunSnapshot = z
   .strict();
 export type RunSnapshot = z.infer<typeof RunSnapshot>;
 
-/** JSON with sorted object keys, so equal requests have equal fingerprints whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, entry]) => entry !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
+export { canonicalJson };
 
 /**
  * A spawn request's fingerprint, for idempotency and reconcile: the SHA-256 of its canonical JSON, so a
@@ -143,8 +134,12 @@ export const RootResume = z
     watch: WatchSnapshot,
     queued: z.array(ControlRequest),
     outbox: z.array(OutboxItem),
-    /** sendMessage updates applied lately (runs before did not carry them). */
-    recentSends: z.array(RecentSend).default(() => []),
+    /** Updates and control requests applied lately, so a retry on this run takes effect once. */
+    recent: RecentAnswers,
+    /** Interactions of the root resolved lately, so a repeated resolve gets the same resolution. */
+    resolutions: z.array(RememberedResolution).max(maxRememberedResolutions),
+    /** Control requests the root run has sent so far (their ids stay unique across runs). */
+    operations: z.number().int().min(0),
   })
   .strict();
 export type RootResume = z.infer<typeof RootResume>;

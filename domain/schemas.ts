@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonBytes } from './bytes';
+import { RunKey } from './capability';
 import { ConversationId, matching, MessageId, NotificationId, RequestId, ThreadId } from './ids';
 
 /** A thread's lifecycle (SPEC S4.9): pending → running ⇄ idle → completed | failed | cancelled. */
@@ -298,7 +299,11 @@ export type DelegationGrantInput = z.input<typeof DelegationGrant>;
 /** What starts a root run (SPEC S3.2). */
 export const RootRunInput = z
   .object({
+    /** SPEC S3.9 wire version: every workflow input of protocol v1 says 1. */
+    protocolVersion: z.literal(1),
     rootThreadId: ThreadId,
+    /** The run key (SPEC S3.9), made by the attaching client: secret, as private as this history. */
+    runKey: RunKey,
     spec: AgentSpec.superRefine(fitsSpecBytes),
     grant: DelegationGrant,
     taskQueue: z.string().min(1).max(200),

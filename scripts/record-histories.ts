@@ -1,17 +1,13 @@
-// `npx tsx scripts/record-histories.ts`: records golden histories of every workflow type (SPEC S7.4).
-// Starts its own dev server on a fresh database, runs scenarios that cover continue-as-new, accepted
-// and rejected updates, interrupts and interactions, and writes every workflow run's history to
-// test/fixtures/histories/<name>.json; test/workflows/replay.test.ts replays them all. Re-record only
-// on purpose: a workflow change that breaks replay of these files needs patching (S7.4), not new files.
-// `--paged` records only the paging conversation and adds its histories as paged-… (written after the
-// `conversation-pages` patch; the other files predate it and must keep replaying). `--add <prefix>`
-// records the root-run and standalone-conversation scenarios and adds them as <prefix>-…, keeping
-// every other file: histories of a patched code path, next to the older ones that must still replay.
+// `npx tsx scripts/record-histories.ts`: records the golden histories of protocol v1, every workflow
+// type (SPEC S7.4). Starts its own dev server on a fresh database, runs scenarios that cover
+// continue-as-new, accepted and rejected updates, interrupts, interactions and paging, and writes every
+// workflow run's history to test/fixtures/histories/v1-<name>.json; test/workflows/replay.test.ts
+// replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
+// replay of these files is patched (workflows/patches.ts), never re-recorded.
 import { Client, Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createActivities } from '../activities';
 import { ConversationNotificationReceiver } from '../client/conversation-receiver';
@@ -29,11 +25,9 @@ import { searchAttributeRegistrations } from '../domain/search-attributes';
 import type { ConversationNotification, SpawnRequestInput } from '../domain/schemas';
 import { createAgentWorker } from '../workers/create-worker';
 import { startDevServer, defaultDataDir } from '../workers/dev-server';
-import { historyToFixture, type HistoryFixture } from '../test/helpers/histories';
-import { projectRoot } from '../test/helpers/paths';
+import { writeHistories } from './write-histories';
 import { slowTool } from '../test/helpers/tools';
 
-const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
 /** The error kind a call fails with (the scenario expects a failure: a rejected update). */
@@ -131,7 +125,7 @@ async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
     service.handle
       .executeUpdate(sendMessageUpdate, {
         args: [
-          { rootId: service.rootThreadId, threadId: service.rootThreadId },
+          service.rootCapability,
           { recipient: 'nope' } as never,
         ],
       })
@@ -202,10 +196,11 @@ async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
     if (!notification) throw new Error('root conversation ended');
     if (notification.body.type === 'interaction') interaction = notification;
   }
-  await resolveNotification(client, interaction, { type: 'approval', approved: true, reason: 'recorded' });
+  const asRoot = { capability: service.rootCapability, name: 'recorder' };
+  await resolveNotification(client, interaction, { type: 'approval', approved: true, reason: 'recorded' }, asRoot);
   await rejectionOf(
     'a different answer to a resolved interaction',
-    resolveNotification(client, interaction, { type: 'approval', approved: false }),
+    resolveNotification(client, interaction, { type: 'approval', approved: false }, asRoot),
   );
   await receiver[Symbol.asyncDispose]();
   await until(
@@ -335,49 +330,6 @@ async function recordPagedConversation(client: Client, taskQueue: string): Promi
   await receiver[Symbol.asyncDispose]();
 }
 
-/**
- * Every run of every workflow in the namespace, its history written as JSON. With a prefix, the
- * histories are added to the folder under `<prefix>-…` names; without, the folder is rewritten.
- */
-async function writeHistories(client: Client, prefix?: string): Promise<void> {
-  if (!prefix) rmSync(fixturesDir, { recursive: true, force: true });
-  mkdirSync(fixturesDir, { recursive: true });
-  const counts = new Map<string, number>();
-  const executions = [];
-  for await (const execution of client.workflow.list()) executions.push(execution);
-  executions.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
-  for (const execution of executions) {
-    const kind = execution.type
-      .replace(/Workflow$/, '')
-      .replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
-    const index = (counts.get(kind) ?? 0) + 1;
-    counts.set(kind, index);
-    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-    // A run whose first workflow task has not completed yet has nothing to replay (and the replayer
-    // waits on it forever): leave it out.
-    const taskCompleted = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
-    if (!history.events?.some((event) => event.eventType === taskCompleted)) {
-      log(`${execution.workflowId} (${execution.runId}): no workflow task completed yet, not recorded`);
-      continue;
-    }
-    const name = `${prefix ? `${prefix}-` : ''}${kind}-${String(index).padStart(2, '0')}-${execution.status.name.toLowerCase()}`;
-    writeFileSync(
-      join(fixturesDir, `${name}.json`),
-      JSON.stringify({
-        workflowId: execution.workflowId,
-        workflowType: execution.type,
-        history: historyToFixture(history),
-      } satisfies HistoryFixture),
-    );
-    log(`${name}: ${history.events?.length ?? 0} events`);
-  }
-  const total = readdirSync(fixturesDir).reduce(
-    (sum, file) => sum + statSync(join(fixturesDir, file)).size,
-    0,
-  );
-  log(`${executions.length} histories, ${Math.round(total / 1024)} KiB in ${fixturesDir}`);
-}
-
 async function main(): Promise<void> {
   const runDir = join(defaultDataDir(), `record-${process.pid}`);
   const server = await startDevServer({
@@ -398,25 +350,12 @@ async function main(): Promise<void> {
       activities: createActivities({ tools: [slowTool().tool] }),
     });
     running = worker.run();
-    // `--paged` adds the paging conversation's histories (paged-…) and keeps every other fixture.
-    const pagedOnly = process.argv.includes('--paged');
-    const addAt = process.argv.indexOf('--add');
-    const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
-    if (addAt >= 0 && !/^[a-z][a-z0-9-]*$/.test(added ?? ''))
-      throw new Error(`--add needs a prefix of lowercase letters, digits and dashes, got ${added}`);
-    if (pagedOnly) {
-      await recordPagedConversation(client, taskQueue);
-    } else if (added) {
-      await recordRootRun(client, taskQueue);
-      await recordConversation(client, taskQueue);
-    } else {
-      await recordRootRun(client, taskQueue);
-      await recordConversation(client, taskQueue);
-      await recordPagedConversation(client, taskQueue);
-    }
+    await recordRootRun(client, taskQueue);
+    await recordConversation(client, taskQueue);
+    await recordPagedConversation(client, taskQueue);
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
-    await writeHistories(client, pagedOnly ? 'paged' : added);
+    await writeHistories(client, 'v1');
   } finally {
     worker?.shutdown();
     await running?.catch(() => undefined);

@@ -45,6 +45,14 @@ export const EnvironmentConfig = z.object({
    * stored in plain JSON. Validated by `loadCodecKeys`.
    */
   AGENTS_KIT_CODEC_KEYS: z.string().min(1).optional(),
+  /**
+   * SPEC S3.9: the root capability `agents-kit run` printed (64 hex digits), for commands that act on a
+   * running root (tree, send, interrupt, shutdown, reconcile, resolve, watch's answers). Secret.
+   */
+  AGENTS_KIT_CAPABILITY: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'expected the 64 hex digits of a root capability')
+    .optional(),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 

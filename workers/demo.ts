@@ -81,6 +81,7 @@ async function main(): Promise<void> {
       const root = await service.refreshRoot();
       const stop = new AbortController();
       const streaming = streamConversation({
+        capability: service.rootCapability,
         client,
         conversationId: root.conversationId,
         taskQueue,

@@ -11,43 +11,39 @@ import {
 } from '@temporalio/workflow';
 import {
   AgentInput,
-  type AgentInterruptReceipt,
   type AgentInputShape,
   CloseThreadRequest,
-  ControlRequest,
-  ControlResponse,
-  fromErrorAnswer,
+  ownerOf,
+  ControlOperation,
   type ControlOperationInput,
   type ThreadEvent,
   type WaitResult,
   WaitRequest,
   waitAcrossRuns,
+  type AgentInterruptReceipt,
 } from '../domain/control';
+import { capabilityRefusal } from '../domain/capability';
 import { parseInput } from '../domain/errors';
 import { Mailbox } from '../domain/mailbox';
-import {
-  closeThreadSignal,
-  controlRequestSignal,
-  controlResponseSignal,
-  deliverMessageSignal,
-  interruptSignal,
-  mailboxQuery,
-  threadEventSignal,
-  threadQuery,
-} from '../domain/messages';
-import { InterAgentMessage, type AgentThread, type ThreadStatus } from '../domain/schemas';
+import { closeThreadSignal, interruptSignal, mailboxQuery, threadEventSignal, threadQuery } from '../domain/messages';
+import { RecentAnswerLog } from '../domain/recent-answers';
+import { type AgentThread, type InterAgentMessage, type ThreadStatus } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
+import { ControlTransport } from './control-transport';
 import { asFailure } from './failures';
 import type { AgentControls } from './kernel';
 import { kernelFor } from './kernels';
+import { ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
+import { ThreadOperations } from './thread-operations';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadWatch } from './thread-watch';
 
 /**
- * One sub-agent (SPEC S4.9): runs its turns, receives its messages in sequence order, and asks its
- * root run for every control operation, so admission and routing stay in one place (SPEC S3.1).
- * Continues-as-new between turns before its history grows large, carrying mailbox, loop and watch state.
+ * One sub-agent (SPEC S4.9): runs its turns and owns its mailbox, its running turn and its pending
+ * interactions, so sendMessage, interrupt and resolve come straight here and are checked here; every
+ * other operation goes straight to the root run (SPEC S3.1). Each request and report carries this
+ * thread's capability (SPEC S3.9). Continues-as-new between turns before its history grows large.
  */
 export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThread> {
   let input: AgentInput;
@@ -58,23 +54,20 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   }
   const resume = input.resume;
   let thread = resume?.thread ?? input.thread;
+  const authority = new ThreadAuthority(input.runKey, thread.rootId, input.lineage, thread.id);
   const root = getExternalWorkflowHandle(thread.rootId);
   const mailbox = new Mailbox(resume?.mailbox);
   const watch = new ThreadWatch(resume?.watch);
-  // Responses are kept only for operations this run is waiting on: anything else is dropped.
-  const awaiting = new Set<string>();
-  const responses = new Map<string, ControlResponse>();
+  const recent = new RecentAnswerLog(resume?.recent);
+  const transport = new ControlTransport(() => authority.self, input.runKey, resume?.operations ?? 0);
   const outgoing = new Set<Promise<void>>();
-  let operations = resume?.operations ?? 0;
 
-  const send = (work: Promise<void>) => {
-    const tracked = work.catch((error: unknown) =>
-      log.warn('signal to root run failed', { error: String(error) }),
-    );
+  const track = (work: Promise<void>) => {
+    const tracked = work.catch((error: unknown) => log.warn('signal failed', { error: String(error) }));
     outgoing.add(tracked);
     void tracked.finally(() => outgoing.delete(tracked));
   };
-  const report = (event: ThreadEvent) => send(root.signal(threadEventSignal, event));
+  const report = (event: ThreadEvent) => track(root.signal(threadEventSignal, { from: authority.self, event }));
   const setStatus = (status: ThreadStatus, detail: string, changes: Partial<AgentThread> = {}) => {
     thread = { ...thread, ...changes, status, updatedAt: new Date().toISOString() };
     watch.record(thread);
@@ -82,29 +75,17 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     setCurrentDetails(`**${status}** · ${thread.path} · ${detail}`);
   };
 
-  const call = async (operation: ControlOperationInput): Promise<unknown> => {
-    const operationId = `${thread.id}/${++operations}`;
-    const request: ControlRequest = {
-      callerId: thread.id,
-      operationId,
-      operation: operation as ControlRequest['operation'],
-    };
-    awaiting.add(operationId);
-    try {
-      await root.signal(controlRequestSignal, request);
-      await condition(() => responses.has(operationId));
-    } finally {
-      awaiting.delete(operationId);
-    }
-    const response = responses.get(operationId)!;
-    responses.delete(operationId);
-    if (response.error) throw fromErrorAnswer(response.error);
-    return response.result;
-  };
+  /** Sends an operation straight to its owner (SPEC S3.1). */
+  const call = (operation: ControlOperationInput) =>
+    transport.call(ownerOf(parseInput(ControlOperation, operation, 'control operation'), thread.rootId), operation);
   const controls: AgentControls = {
     spawn: async (request) => (await call({ type: 'spawn', request })) as AgentThread,
     spawnRemote: async (request) => (await call({ type: 'spawn-remote', request })) as AgentThread,
-    sendMessage: async (request) => (await call({ type: 'send-message', request })) as InterAgentMessage,
+    sendMessage: async (request) => {
+      const sent = (await call({ type: 'send-message', request })) as Omit<InterAgentMessage, 'content'>;
+      // The recipient answers without the content, which the sender has.
+      return { ...sent, content: request.content };
+    },
     loadThread: async (threadId) => (await call({ type: 'load-thread', threadId })) as AgentThread | null,
     listThreads: async () => (await call({ type: 'list-threads' })) as AgentThread[],
     interrupt: async (threadId) => (await call({ type: 'interrupt', threadId })) as AgentInterruptReceipt,
@@ -117,7 +98,12 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       ),
   };
 
-  const conversation = new ThreadConversation(() => thread, input.interactionTimeoutMs);
+  const conversation = new ThreadConversation(
+    () => thread,
+    input.interactionTimeoutMs,
+    authority,
+    resume?.resolutions,
+  );
   conversation.open(!resume);
   const loop = new ThreadLoop(
     () => thread,
@@ -128,15 +114,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       conversation,
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
-        // Every message released so far is taken by this turn right after this report.
-        report({
-          type: 'turn-start',
-          threadId: thread.id,
-          turn,
-          at,
-          consumedThroughSeq: mailbox.releasedThrough,
-          consumedThroughBytes: mailbox.releasedBytes,
-        });
+        report({ type: 'turn-start', threadId: thread.id, turn, at });
       },
       turnEnded: (outcome, nextStatus) => {
         setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`, {
@@ -151,30 +129,30 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   );
 
   let closedAs: ThreadStatus | undefined;
-  setHandler(deliverMessageSignal, (raw) => {
-    const parsed = InterAgentMessage.safeParse(raw);
-    if (!parsed.success || parsed.data.recipient !== thread.id) {
-      log.warn('dropped a malformed delivery', { threadId: thread.id });
-      return;
-    }
-    const released = mailbox.accept(parsed.data, (reason) =>
-      log.warn('dropped a delivery outside the mailbox bounds', { threadId: thread.id, reason }),
-    );
-    if (released.some((message) => message.triggerTurn)) loop.requestTurn();
-  });
-  // Every signal handler is total (SPEC S3.10): a payload of the wrong shape is logged and dropped.
-  setHandler(controlResponseSignal, (raw) => {
-    const parsed = ControlResponse.safeParse(raw);
-    if (!parsed.success || !awaiting.has(parsed.data.operationId) || responses.has(parsed.data.operationId)) {
-      log.warn('dropped a control response nobody waits for', { threadId: thread.id });
-      return;
-    }
-    responses.set(parsed.data.operationId, parsed.data);
-  });
+  transport.register();
+  new ThreadOperations(
+    authority,
+    transport,
+    {
+      thread: () => thread,
+      mailbox,
+      closing: () => loop.stopping,
+      requestTurn: () => loop.requestTurn(),
+      interrupt: () => loop.interrupt(),
+      track,
+    },
+    recent,
+  ).register();
   setHandler(interruptSignal, () => void loop.interrupt());
+  // Every signal handler is total (SPEC S3.10): only the root run, proven, closes a thread.
   setHandler(closeThreadSignal, (raw) => {
-    if (!CloseThreadRequest.safeParse(raw).success) {
-      log.warn('dropped a malformed close-thread signal', { threadId: thread.id });
+    const parsed = CloseThreadRequest.safeParse(raw);
+    if (
+      !parsed.success ||
+      parsed.data.from.threadId !== thread.rootId ||
+      capabilityRefusal(input.runKey, thread.rootId, parsed.data.from) !== undefined
+    ) {
+      log.warn('dropped a close-thread signal that is not from the root run', { threadId: thread.id });
       return;
     }
     closedAs = 'cancelled';
@@ -198,8 +176,10 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
         thread,
         mailbox: mailbox.snapshot(),
         loop: loop.state,
-        operations,
+        operations: transport.operations,
         watch: watch.snapshot(),
+        recent: recent.snapshot(),
+        resolutions: conversation.interactions.snapshot(),
       },
     };
     return await continueAsNew<typeof agentWorkflow>(carried);

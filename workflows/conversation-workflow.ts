@@ -5,7 +5,6 @@ import {
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
-  patched,
   setHandler,
   startChild,
   uuid4,
@@ -18,7 +17,6 @@ import { PageDelivery, type PagingLimits } from '../domain/conversation-pages';
 import {
   closeConversationUpdate,
   conversationSummaryQuery,
-  interactionAnsweredSignal,
   interactionSettledSignal,
   openReceiverUpdate,
   pageDeliveredSignal,
@@ -29,16 +27,18 @@ import {
   releaseReceiverUpdate,
   resolveNotificationUpdate,
 } from '../domain/conversation-messages';
+import { capabilityRefusal, isSelfOrBelow } from '../domain/capability';
 import {
-  InteractionResolution,
+  ConversationOwner,
   OpenReceiverRequest,
   PublishReceipt,
   PublishRequest,
   ReceiveRequest,
   ReleaseReceiverRequest,
   ResolveNotificationRequest,
+  SettleInteraction,
 } from '../domain/conversation-schemas';
-import { parseInput } from '../domain/errors';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { ConversationId } from '../domain/ids';
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
@@ -47,7 +47,11 @@ import { KeptTimer } from './kept-timer';
 /** How a conversation workflow starts (or continues as new, carrying its journal snapshot). */
 export const ConversationWorkflowInput = z
   .object({
+    /** SPEC S3.9 wire version. */
+    protocolVersion: z.literal(1).default(1),
     conversationId: ConversationId,
+    /** The thread it belongs to (absent for a standalone conversation a service publishes to). */
+    owner: ConversationOwner.optional(),
     /** Longest a `receive` long-poll waits server-side before answering `idle` (capped at half the TTL). */
     receiveWaitMs: z.number().int().min(0).max(300_000).default(30_000),
     /** Continue as new once this run's history has this many events (Temporal suggests it at ~4,096). */
@@ -91,9 +95,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     const limits: PagingLimits = {
       highWaterBytes: input.backlogHighWaterBytes,
       pageBytes: input.pageBytes,
-      // Runs recorded before paging existed never spill: their histories have no page workflows to
-      // replay. Asked only when paging would start, so other conversations record no patch marker.
-      mayStart: () => patched('conversation-pages'),
+      mayStart: () => true,
     };
     journal = input.snapshot
       ? ConversationJournal.fromSnapshot(input.snapshot, limits)
@@ -105,12 +107,30 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   let updatesThisRun = 0;
   const receiveTimer = new KeptTimer();
 
+  const owner = input.owner;
+  /**
+   * SPEC S3.9: a thread's conversation takes notifications and settlements only from that thread, or (the
+   * root's conversation) from any thread of its tree, proven; throws PermissionDenied otherwise.
+   */
+  const checkSender = (from: unknown, what: string) => {
+    if (!owner) return;
+    const refusal =
+      from === undefined
+        ? `${what}: conversation ${input.conversationId} belongs to thread ${owner.threadId}: send its capability`
+        : capabilityRefusal(owner.runKey, owner.rootId, from);
+    if (refusal) throw new KitError(ErrorKind.PermissionDenied, refusal);
+    if (!isSelfOrBelow(from as SettleInteraction['from'], owner.threadId))
+      throw new KitError(ErrorKind.PermissionDenied, `${what}: only ${owner.threadId} or its descendants may`);
+  };
+
   async function publish(request: PublishRequest): Promise<PublishReceipt> {
+    checkSender(request.from, 'publish');
     const { accepted, ...receipt } = journal.publish(request.notifications, request.mirrorInteractionsTo);
     const mirrored = accepted.filter((notification) => notification.body.type === 'interaction');
     if (request.mirrorInteractionsTo && mirrored.length > 0) {
       await signalQuietly(request.mirrorInteractionsTo, publishSignal, {
         notifications: mirrored.map(({ id, createdAt, body }) => ({ id, createdAt, body })),
+        ...(request.from ? { from: request.from } : {}),
       });
     }
     return receipt;
@@ -132,7 +152,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       updatesThisRun++;
       return publish(request);
     }),
-    { validator: guarded((request: PublishRequest) => void parseInput(PublishRequest, request, 'publish')) },
+    {
+      validator: guarded((request: PublishRequest) =>
+        checkSender(parseInput(PublishRequest, request, 'publish').from, 'publish'),
+      ),
+    },
   );
 
   setHandler(
@@ -157,11 +181,8 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       const lease = journal.renew(request.receiverId, Date.now());
       const waitMs = Math.min(request.waitMs ?? input.receiveWaitMs, Math.floor(lease.ttlMs / 2));
       const ready = () => handingOver || journal.hasNewsFor(request.receiverId, request.afterSeq);
-      // One timer serves the long-polls of a busy receiver (runs recorded before: one per waiting poll).
-      if (!ready() && waitMs > 0) {
-        if (patched('kept-receive-timer')) await receiveTimer.waitUntil(Date.now() + waitMs, ready);
-        else await condition(ready, waitMs);
-      }
+      // One timer serves the long-polls of a busy receiver.
+      if (!ready() && waitMs > 0) await receiveTimer.waitUntil(Date.now() + waitMs, ready);
       return journal.receive(request.receiverId, request.afterSeq, Date.now());
     }),
     { validator: guarded((request: ReceiveRequest) => void parseInput(ReceiveRequest, request, 'receive')) },
@@ -194,38 +215,31 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     guarded(async (request: ResolveNotificationRequest) => {
       updatesThisRun++;
       const outcome = journal.resolve(request.requestId, request.answer, new Date().toISOString());
-      if (outcome.firstTime) {
-        const { resolution } = outcome;
-        const wake = () =>
-          signalQuietly(resolution.threadId, interactionAnsweredSignal, {
-            requestId: resolution.requestId,
-            answer: resolution.answer,
-          });
-        const settleMirror = () =>
-          outcome.mirroredTo
-            ? signalQuietly(outcome.mirroredTo, interactionSettledSignal, resolution)
-            : Promise.resolve();
-        // Both signals leave in one workflow task; runs recorded before sent them one after the other.
-        if (patched('resolve-signals-together')) {
-          await Promise.all([wake(), settleMirror()]);
-        } else {
-          await wake();
-          await settleMirror();
-        }
+      if (outcome.firstTime && outcome.mirroredTo) {
+        await signalQuietly(outcome.mirroredTo, interactionSettledSignal, {
+          resolution: outcome.resolution,
+        } as SettleInteraction);
       }
       return outcome.resolution;
     }),
     {
-      validator: guarded(
-        (request: ResolveNotificationRequest) =>
-          void parseInput(ResolveNotificationRequest, request, 'resolve-notification'),
-      ),
+      validator: guarded((request: ResolveNotificationRequest) => {
+        parseInput(ResolveNotificationRequest, request, 'resolve-notification');
+        // SPEC S3.1: a thread's interactions are answered by the thread that asked, not here.
+        if (owner)
+          throw new KitError(
+            ErrorKind.PermissionDenied,
+            `conversation ${input.conversationId} belongs to thread ${owner.threadId}: resolve its interactions at that thread (resolveNotification with a capability)`,
+          );
+      }),
     },
   );
 
-  setHandler(interactionSettledSignal, (rawResolution: InteractionResolution) => {
+  setHandler(interactionSettledSignal, (raw: SettleInteraction) => {
     try {
-      journal.settle(parseInput(InteractionResolution, rawResolution, 'interaction-settled'));
+      const settle = parseInput(SettleInteraction.partial({ from: true }), raw, 'interaction-settled');
+      checkSender(settle.from, 'interaction-settled');
+      journal.settle(settle.resolution);
     } catch (error) {
       log.warn('interaction-settled dropped', { error: String(error) });
     }
@@ -296,7 +310,9 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     await condition(allHandlersFinished);
   }
   return await continueAsNew<typeof conversationWorkflow>({
+    protocolVersion: 1,
     conversationId: input.conversationId,
+    ...(owner ? { owner } : {}),
     receiveWaitMs: input.receiveWaitMs,
     continueAsNewAfterEvents: input.continueAsNewAfterEvents,
     continueAsNewAfterUpdates: input.continueAsNewAfterUpdates,

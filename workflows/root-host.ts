@@ -1,4 +1,5 @@
 import { condition, getExternalWorkflowHandle, log, uuid4, workflowInfo } from '@temporalio/workflow';
+import { rootCapability, type Capability } from '../domain/capability';
 import {
   ControlOperation,
   errorAnswer,
@@ -16,15 +17,10 @@ import {
 } from '../domain/control';
 import { jsonBytes } from '../domain/bytes';
 import { carryBudgetBytes } from '../domain/run-snapshot';
-import { RecentSends, type RecentSend } from '../domain/recent-sends';
+import { RecentAnswerLog, type RecentAnswer } from '../domain/recent-answers';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
-import {
-  closeThreadSignal,
-  controlResponseSignal,
-  deliverMessageSignal,
-  interruptSignal,
-} from '../domain/messages';
+import { closeThreadSignal, controlResponseSignal } from '../domain/messages';
 import type { RootRunState, ThreadRecord } from '../domain/run-state';
 import {
   isTerminal,
@@ -32,7 +28,9 @@ import {
   type AgentThread,
   type ControlScope,
   type InterAgentMessage,
+  SendMessageRequest,
 } from '../domain/schemas';
+import { ControlTransport } from './control-transport';
 import type { AgentControls } from './kernel';
 import { ThreadStarter } from './thread-starter';
 
@@ -56,6 +54,8 @@ export class RootHost {
   private shutdownDone: Promise<ShutdownReport> | undefined;
   private readonly starter = new ThreadStarter(
     () => ({
+      protocolVersion: 1,
+      runKey: this.options.runKey,
       idleTimeoutMs: this.state.grant.idleTimeoutMs,
       interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
       continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
@@ -72,23 +72,39 @@ export class RootHost {
       /** The root turn whose kernel may use root controls; older contexts are stale (SPEC S3.8). */
       currentTurn(): number;
     },
-    private readonly options: { shutdownGraceMs: number; continueAsNewAfterEvents: number },
-    carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recentSends?: RecentSend[] } = {
+    private readonly options: {
+      shutdownGraceMs: number;
+      continueAsNewAfterEvents: number;
+      runKey: string;
+      operations: number;
+    },
+    carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
       queued: [],
       outbox: [],
     },
   ) {
-    this.recentSends = new RecentSends(carried.recentSends);
+    this.self = rootCapability(options.runKey, state.rootId);
+    this.transport = new ControlTransport(() => this.self, options.runKey, options.operations);
+    this.recent = new RecentAnswerLog(carried.recent);
     for (const item of carried.outbox) this.perform(item);
     for (const request of carried.queued) this.accept(request);
   }
 
-  /** sendMessage updates applied lately, so a retry on the next run is answered, not applied again. */
-  readonly recentSends: RecentSends;
+  /** The root thread's capability: what the root run proves its signals with (SPEC S3.9). */
+  readonly self: Capability;
+  /** The root run's requests to the threads that own an operation (SPEC S3.1). */
+  readonly transport: ControlTransport;
+  /** Updates and requests applied lately, so a retry on the next run is answered, not applied again. */
+  readonly recent: RecentAnswerLog;
 
   /** Control requests and side effects that arrived while releasing, to carry into the next run. */
-  get carried(): { queued: ControlRequest[]; outbox: OutboxItem[]; recentSends: RecentSend[] } {
-    return { queued: [...this.queued], outbox: [...this.outbox], recentSends: this.recentSends.snapshot() };
+  get carried(): { queued: ControlRequest[]; outbox: OutboxItem[]; recent: RecentAnswer[]; operations: number } {
+    return {
+      queued: [...this.queued],
+      outbox: [...this.outbox],
+      recent: this.recent.snapshot(),
+      operations: this.transport.operations,
+    };
   }
 
   /**
@@ -114,15 +130,9 @@ export class RootHost {
     switch (item.type) {
       case 'start':
         return this.startThread(this.state.record(item.threadId)!, item.spec);
-      case 'deliver':
-        return this.signalThread(item.message.recipient, (handle) =>
-          handle.signal(deliverMessageSignal, item.message),
-        );
-      case 'interrupt':
-        return this.signalThread(item.threadId, (handle) => handle.signal(interruptSignal));
       case 'close':
         return this.signalThread(item.threadId, (handle) =>
-          handle.signal(closeThreadSignal, { reason: 'closed' }),
+          handle.signal(closeThreadSignal, { from: this.self, reason: 'closed' }),
         );
       case 'respond':
         return this.track(
@@ -135,31 +145,37 @@ export class RootHost {
     }
   }
 
-  /** Takes an agent's control request: answered now, or queued while the run is about to continue-as-new. */
+  /**
+   * Takes a proven control request (the caller checked the proof): answered now, or queued while the run
+   * is about to continue-as-new. A request id seen lately is answered as it was, not applied again.
+   */
   accept(request: ControlRequest): void {
     if (this.carries(jsonBytes(request))) {
       this.queued.push(request);
       return;
     }
-    this.answer(
-      request.callerId,
-      request.operationId,
-      { rootId: this.state.rootId, threadId: request.callerId },
-      request.operation,
-    );
+    this.answer(request);
   }
 
-  /** SPEC S4.6: the receipt, and a cancellation request to the thread's running turn. */
-  interrupt(scope: ControlScope, threadId: unknown): AgentInterruptReceipt {
+  /**
+   * SPEC S4.6: the root's own turn is interrupted here; any other thread's by its own workflow (SPEC
+   * S3.1), which the root's controls ask directly.
+   */
+  async interrupt(scope: ControlScope, threadId: unknown): Promise<AgentInterruptReceipt> {
     const target = this.state.interruptTarget(scope, threadId);
     if (target.thread.id === this.state.rootId) return { thread: target.thread.id, ...this.root.interrupt() };
-    const running = target.thread.status === 'running';
-    if (!isTerminal(target.thread.status)) this.perform({ type: 'interrupt', threadId: target.thread.id });
-    return {
-      thread: target.thread.id,
-      cancellationRequested: running,
-      ...(running ? { interruptedTurn: target.thread.turnsStarted } : {}),
-    };
+    if (scope.threadId !== this.state.rootId) throw this.notOwned('interrupt', target.thread.id);
+    return (await this.transport.call(target.thread.id, {
+      type: 'interrupt',
+      threadId: target.thread.id,
+    })) as AgentInterruptReceipt;
+  }
+
+  private notOwned(what: string, threadId: string): KitError {
+    return new KitError(
+      ErrorKind.InvalidState,
+      `${what} of ${threadId} is served by that thread's own workflow, not by the root run: send it there`,
+    );
   }
 
   /** SPEC S4.8: the closed threads (the target and its live subtree). */
@@ -281,17 +297,24 @@ export class RootHost {
     };
   }
 
-  /** Answers an agent's control request by signal, whatever the outcome. */
-  private answer(callerId: string, operationId: string, scope: ControlScope, operation: unknown): void {
+  /** Answers a control request by signal, whatever the outcome; a repeated request id gets the same answer. */
+  private answer(request: ControlRequest): void {
+    const scope = { rootId: this.state.rootId, threadId: request.from.threadId };
+    const key = `${request.from.threadId}|${request.operationId}`;
     this.track(
       (async () => {
         let response;
         try {
-          response = { operationId, result: await this.dispatch(scope, operation) };
+          const earlier = this.recent.find(key, request.operation);
+          const result = earlier !== undefined ? earlier : await this.dispatch(scope, request.operation);
+          // Spawns are remembered: a repeat must not admit a second thread. Reads and waits need not be.
+          if (request.operation.type === 'spawn' || request.operation.type === 'spawn-remote')
+            this.recent.remember(key, request.operation, result);
+          response = { from: this.self, operationId: request.operationId, result };
         } catch (error) {
-          response = { operationId, error: errorAnswer(error) };
+          response = { from: this.self, operationId: request.operationId, error: errorAnswer(error) };
         }
-        this.perform({ type: 'respond', callerId: callerId as ThreadId, response });
+        this.perform({ type: 'respond', callerId: request.from.threadId, response });
       })(),
     );
   }
@@ -300,10 +323,7 @@ export class RootHost {
   applyEvent(event: ThreadEvent): void {
     switch (event.type) {
       case 'turn-start':
-        return this.state.turnStarted(event.threadId, event.turn, event.at, {
-          seq: event.consumedThroughSeq,
-          bytes: event.consumedThroughBytes,
-        });
+        return this.state.turnStarted(event.threadId, event.turn, event.at);
       case 'turn-end':
         return this.state.turnEnded(event.threadId, event.outcome, event.nextStatus);
       case 'thread-end':
@@ -342,28 +362,41 @@ export class RootHost {
         spec: { task, name, instructions, model, kernel, history, tools: record.thread.tools },
       });
     }
-    return record.thread;
+    // Answered once the thread's workflow exists, so the caller can message it at once (a start carried
+    // into the next run is not waited for: that run makes it).
+    await this.started.get(record.thread.id);
+    return this.state.record(record.thread.id)!.thread;
+  }
+
+  /** A thread's ancestors, the root first. */
+  private lineageOf(thread: AgentThread): ThreadId[] {
+    const lineage: ThreadId[] = [];
+    for (let id = thread.parentId; id; id = this.state.record(id)?.thread.parentId ?? null) lineage.unshift(id);
+    return lineage;
   }
 
   private startThread(record: ThreadRecord, spec: AgentSpec): void {
-    const start = this.starter.start(record.thread, spec);
+    const start = this.starter.start(record.thread, this.lineageOf(record.thread), spec);
     this.started.set(record.thread.id, start);
     this.track(start);
   }
 
-  private sendMessage(scope: ControlScope, request: unknown): InterAgentMessage {
-    const message = this.state.prepareMessage(
-      scope,
-      request,
-      newId('message', uuid4),
-      new Date().toISOString(),
-    );
-    if (message.recipient === this.state.rootId) {
-      this.root.onMessage(message);
-    } else {
-      if (message.triggerTurn) this.state.turnRequested(message.recipient);
-      this.perform({ type: 'deliver', message });
+  /**
+   * SPEC S4.3: the root run numbers the root's own mailbox; a message to any other thread is numbered by
+   * that thread's workflow (SPEC S3.1), which the root's controls ask directly.
+   */
+  private async sendMessage(scope: ControlScope, rawRequest: unknown): Promise<InterAgentMessage> {
+    const request = parseInput(SendMessageRequest, rawRequest, 'message');
+    if (request.recipient !== this.state.rootId) {
+      if (scope.threadId !== this.state.rootId) throw this.notOwned('send-message', request.recipient);
+      const sent = (await this.transport.call(request.recipient, {
+        type: 'send-message',
+        request,
+      })) as Omit<InterAgentMessage, 'content'>;
+      return { ...sent, content: request.content };
     }
+    const message = this.state.prepareMessage(scope, request, newId('message', uuid4), new Date().toISOString());
+    this.root.onMessage(message);
     return message;
   }
 

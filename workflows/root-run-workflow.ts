@@ -2,19 +2,21 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  patched,
+  log,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { answerQuery, ControlRequest, ThreadEvent, type RootRunResult } from '../domain/control';
-import { parseInput } from '../domain/errors';
+import { capabilityRefusal } from '../domain/capability';
+import { answerQuery, ControlRequest, ThreadReport, type RootRunResult } from '../domain/control';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import {
   controlRequestSignal,
   interruptSignal,
   listThreadsQuery,
   loadThreadQuery,
+  runCountsQuery,
   runStateQuery,
   threadEventSignal,
   threadQuery,
@@ -26,6 +28,7 @@ import { asFailure } from './failures';
 import { kernelFor } from './kernels';
 import { registerRootUpdates } from './root-updates';
 import { RootHost } from './root-host';
+import { ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadWatch } from './thread-watch';
@@ -34,8 +37,9 @@ import { ThreadWatch } from './thread-watch';
 const maxUpdatesPerRun = 1_500;
 
 /**
- * Hosts one root run (SPEC S3.1): the registry, grant, counters and root mailbox live here and nowhere
- * else, every control operation of the tree is decided here, and the root agent's turns run here.
+ * Hosts one root run (SPEC S3.1): the registry, grant, counters, budget and root mailbox live here and
+ * nowhere else, so spawn, close, shutdown, wait and charge are decided here; the root agent's turns run
+ * here. Every caller is proven by its capability (SPEC S3.9).
  * Continues-as-new while the root is idle, before its history grows large (SPEC S7.3).
  */
 export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<RootRunResult> {
@@ -70,16 +74,20 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       stop: () => loop.stop(),
       currentTurn: () => loop.state.turn,
     },
-    { shutdownGraceMs: input.shutdownGraceMs, continueAsNewAfterEvents: input.continueAsNewAfterEvents },
+    {
+      shutdownGraceMs: input.shutdownGraceMs,
+      continueAsNewAfterEvents: input.continueAsNewAfterEvents,
+      runKey: input.runKey,
+      operations: resume?.operations ?? 0,
+    },
     resume,
   );
   let upsertedStatus: string | undefined;
   const showStatus = () => {
     const { live, total } = state.counters;
     watch.record(state.root);
-    // Upserting only when the status changes saves an action per thread event; runs recorded before
-    // this change upserted every time, and replay keeps them on that path (SPEC S7.4).
-    if (!patched('root-status-upsert-on-change') || upsertedStatus !== state.root.status) {
+    // Upserting only when the status changes saves an action per thread event.
+    if (upsertedStatus !== state.root.status) {
       upsertSearchAttributes([{ key: searchAttributes.status, value: state.root.status }]);
       upsertedStatus = state.root.status;
     }
@@ -87,7 +95,13 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       `**${state.root.status}** · turn ${state.root.turnsStarted} · ${live} live / ${total} spawned sub-agents`,
     );
   };
-  const conversation = new ThreadConversation(() => state.root, state.grant.interactionTimeoutMs);
+  const authority = new ThreadAuthority(input.runKey, state.rootId, [], state.rootId);
+  const conversation = new ThreadConversation(
+    () => state.root,
+    state.grant.interactionTimeoutMs,
+    authority,
+    resume?.resolutions,
+  );
   conversation.open(!resume);
   const loop: ThreadLoop = new ThreadLoop(
     () => state.root,
@@ -109,37 +123,59 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     resume?.loop ?? { turn: 0, turnRequested: true, memory: {}, idleSince: null },
   );
 
-  registerRootUpdates(host, state, {
+  registerRootUpdates(host, state, authority, {
     finish: (status) => {
       ending ??= status;
       return host.shutdown();
     },
   });
-  setHandler(loadThreadQuery, (scope, threadId) => answerQuery(() => state.load(scope, threadId)));
-  setHandler(listThreadsQuery, (scope) => answerQuery(() => state.list(scope)));
-  setHandler(runStateQuery, () => state.snapshot());
+  // Queries answer only a proven caller (SPEC S3.9); their answers carry any KitError as a value.
+  const scopeOf = (capability: unknown) => {
+    const caller = authority.caller(capability);
+    return { rootId: caller.rootId, threadId: caller.threadId };
+  };
+  setHandler(loadThreadQuery, (capability, threadId) =>
+    answerQuery(() => state.load(scopeOf(capability), threadId)),
+  );
+  setHandler(listThreadsQuery, (capability) => answerQuery(() => state.list(scopeOf(capability))));
+  setHandler(runStateQuery, (capability) =>
+    answerQuery(() => {
+      if (scopeOf(capability).threadId !== state.rootId)
+        throw new KitError(ErrorKind.PermissionDenied, 'only the root capability may read the run state');
+      return state.snapshot();
+    }),
+  );
+  setHandler(runCountsQuery, () => ({ threads: state.threads().length, admissionOpen: state.isAdmissionOpen }));
   setHandler(threadQuery, () => state.root);
   setHandler(interruptSignal, () => void loop.interrupt());
+  host.transport.register();
+  // Signals from the tree are taken only with a valid proof of the sender (SPEC S3.9); a signal cannot
+  // answer a malformed or forged request: there is no proven caller to answer.
+  const proven = (from: unknown) => capabilityRefusal(input.runKey, state.rootId, from) === undefined;
   setHandler(controlRequestSignal, (raw) => {
     const request = ControlRequest.safeParse(raw);
-    // A signal cannot answer a malformed request: there is no valid caller to answer.
-    if (request.success) host.accept(request.data);
+    if (request.success && proven(request.data.from)) host.accept(request.data);
+    else log.warn('dropped a control request without a valid proof', { rootId: state.rootId });
   });
   setHandler(threadEventSignal, (raw) => {
-    const event = ThreadEvent.safeParse(raw);
-    if (event.success) host.applyEvent(event.data);
+    const report = ThreadReport.safeParse(raw);
+    const valid =
+      report.success && proven(report.data.from) && report.data.from.threadId === report.data.event.threadId;
+    if (!valid) {
+      log.warn('dropped a thread event without a valid proof of its thread', { rootId: state.rootId });
+      return;
+    }
+    host.applyEvent(report.data.event);
     showStatus();
   });
   watch.register();
   showStatus();
 
-  // Continue-as-new well before Temporal's 2,000 updates per run; runs recorded before this trigger
-  // existed replay without it (SPEC S7.4).
-  const countsUpdates = patched('continue-as-new-by-update-count');
+  // Continue-as-new well before Temporal's 2,000 updates per run.
   const pastHistoryLimit = () =>
     workflowInfo().continueAsNewSuggested ||
     workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
-    (countsUpdates && host.updatesThisRun >= maxUpdatesPerRun);
+    host.updatesThisRun >= maxUpdatesPerRun;
   for (;;) {
     const exit = await loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit });
     if (exit === 'continue-as-new') {
@@ -152,6 +188,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         run: state.snapshot(),
         loop: loop.state,
         watch: watch.snapshot(),
+        resolutions: conversation.interactions.snapshot(),
         ...host.carried,
       };
       return await continueAsNew<typeof rootRunWorkflow>({ ...input, resume: carried });

@@ -1,4 +1,10 @@
 import { currentUpdateInfo, setHandler } from '@temporalio/workflow';
+
+/** The current update's id, to answer a retry of it (undefined outside an update). */
+const updateKey = (): string | undefined => {
+  const id = currentUpdateInfo()?.id;
+  return id === undefined ? undefined : `update|${id}`;
+};
 import { ReconcileRequest, WaitRequest, type ShutdownReport } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
@@ -16,20 +22,34 @@ import {
   waitUpdate,
 } from '../domain/messages';
 import type { RootRunState } from '../domain/run-state';
-import { ControlScope, RemoteSpawnRequest, SendMessageRequest, SpawnRequest } from '../domain/schemas';
+import {
+  RemoteSpawnRequest,
+  SendMessageRequest,
+  SpawnRequest,
+  type ControlScope,
+  type InterAgentMessage,
+} from '../domain/schemas';
 import { guarded } from './failures';
 import type { RootHost } from './root-host';
+import type { ThreadAuthority } from './thread-authority';
 
 /**
- * Registers the root run's updates. Validators check the payload shape and the caller's scope, so a
- * malformed or foreign request is rejected without a trace in history (SPEC S2.4); the handlers decide.
+ * Registers the root run's updates. Validators check the payload shape and the caller's capability
+ * (SPEC S3.9), so a malformed, foreign or forged request is rejected without a trace in history (SPEC
+ * S2.4); the handlers decide.
  */
 export function registerRootUpdates(
   host: RootHost,
   state: RootRunState,
+  authority: ThreadAuthority,
   root: { finish(status: 'completed' | 'cancelled'): Promise<ShutdownReport> },
 ): void {
-  const validScope = (scope: unknown) => {
+  /** The proven caller's scope. */
+  const scopeOf = (capability: unknown): ControlScope => {
+    const caller = authority.caller(capability);
+    return { rootId: caller.rootId, threadId: caller.threadId };
+  };
+  const validScope = (capability: unknown) => {
     // While the run prepares to continue-as-new, new updates are refused (a rejection leaves no trace in
     // history) and the client retries them on the next run, so a steady stream cannot hold it back.
     if (host.releasing) {
@@ -37,7 +57,7 @@ export function registerRootUpdates(
         retryAfterContinueAsNew: true,
       });
     }
-    return state.caller(parseInput(ControlScope, scope, 'scope'));
+    return state.caller(scopeOf(capability));
   };
   /** A handler that counts toward the run's update budget (Temporal allows 2,000 per run). */
   const counted = <Args extends unknown[], Result>(handler: (...args: Args) => Result) =>
@@ -54,7 +74,7 @@ export function registerRootUpdates(
 
   setHandler(
     spawnUpdate,
-    counted((scope, request) => host.execute(scope, { type: 'spawn', request })),
+    counted((capability, request) => host.execute(scopeOf(capability), { type: 'spawn', request })),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -64,7 +84,7 @@ export function registerRootUpdates(
   );
   setHandler(
     spawnRemoteUpdate,
-    counted((scope, request) => host.execute(scope, { type: 'spawn-remote', request })),
+    counted((capability, request) => host.execute(scopeOf(capability), { type: 'spawn-remote', request })),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -74,31 +94,32 @@ export function registerRootUpdates(
   );
   setHandler(
     sendMessageUpdate,
-    counted((scope, request) => {
+    counted(async (capability, request) => {
       // A retry whose first attempt landed on an earlier run of this root gets that attempt's message.
-      const updateId = currentUpdateInfo()?.id;
-      const earlier = updateId ? host.recentSends.find(updateId, request.content) : undefined;
-      if (earlier) return Promise.resolve(earlier);
-      const sent = host.execute(scope, { type: 'send-message', request });
-      // Remembered beside, not in, the answer's promise chain: one more step there would move the update's
-      // completion among the task's commands, and recorded histories would no longer replay.
-      if (updateId)
-        void sent.then(
-          (message) => host.recentSends.remember(updateId, message),
-          () => undefined,
-        );
-      return sent;
+      const key = updateKey();
+      const earlier = host.recent.find(key, request) as Omit<InterAgentMessage, 'content'> | undefined;
+      if (earlier) return { ...earlier, content: request.content };
+      const message = await host.execute(scopeOf(capability), { type: 'send-message', request });
+      const { content: _content, ...remembered } = message;
+      host.recent.remember(key, request, remembered);
+      return message;
     }),
     {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(SendMessageRequest, request, 'message')),
-      ),
+      validator: guarded((capability: unknown, request: unknown) => {
+        validScope(capability);
+        const parsed = parseInput(SendMessageRequest, request, 'message');
+        // SPEC S3.1: the root run numbers only the root's mailbox; every other thread numbers its own.
+        if (parsed.recipient !== state.rootId)
+          throw new KitError(
+            ErrorKind.InvalidState,
+            `the root run takes messages for the root only: send to ${parsed.recipient}'s own workflow`,
+          );
+      }),
     },
   );
   setHandler(
     waitUpdate,
-    counted((scope, request) => host.execute(scope, { type: 'wait', request })),
+    counted((capability, request) => host.execute(scopeOf(capability), { type: 'wait', request })),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>
@@ -108,35 +129,49 @@ export function registerRootUpdates(
   );
   setHandler(
     takeRootMessagesUpdate,
-    counted((scope) => state.takeRootMessages(scope)),
+    counted((capability) => state.takeRootMessages(scopeOf(capability))),
     {
       validator: guarded((scope: unknown) => void validScope(scope)),
     },
   );
   setHandler(
     revokeGrantUpdate,
-    counted((scope) => state.revokeGrant(scope)),
+    counted((capability) => state.revokeGrant(scopeOf(capability))),
     {
       validator: guarded((scope: unknown) => void validScope(scope)),
     },
   );
   setHandler(
     interruptUpdate,
-    counted((scope, threadId) => host.interrupt(scope, threadId)),
+    counted(async (capability, threadId) => {
+      const key = updateKey();
+      const earlier = host.recent.find(key, threadId);
+      if (earlier) return earlier as Awaited<ReturnType<RootHost['interrupt']>>;
+      const receipt = await host.interrupt(scopeOf(capability), threadId);
+      host.recent.remember(key, threadId, receipt);
+      return receipt;
+    }),
     {
-      validator: guarded(validThreadId),
+      validator: guarded((capability: unknown, threadId: unknown) => {
+        validThreadId(capability, threadId);
+        if (threadId !== state.rootId)
+          throw new KitError(
+            ErrorKind.InvalidState,
+            `the root run interrupts the root only: send the interrupt to ${String(threadId)}'s own workflow`,
+          );
+      }),
     },
   );
   setHandler(
     closeThreadUpdate,
-    counted((scope, threadId) => host.close(scope, threadId)),
+    counted((capability, threadId) => host.close(scopeOf(capability), threadId)),
     {
       validator: guarded(validThreadId),
     },
   );
   setHandler(
     reconcileUpdate,
-    counted((scope, request) => host.reconcile(scope, request)),
+    counted((capability, request) => host.reconcile(scopeOf(capability), request)),
     {
       validator: guarded(
         (scope: unknown, request: unknown) =>

@@ -4,31 +4,21 @@ import {
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
-  patched,
-  setHandler,
   startChild,
   uuid4,
 } from '@temporalio/workflow';
-import {
-  interactionAnsweredSignal,
-  interactionSettledSignal,
-  publishSignal,
-} from '../domain/conversation-messages';
-import {
-  InteractionAnswered,
-  type InteractionAnswer,
-  type NotificationDraft,
+import { interactionSettledSignal, publishSignal } from '../domain/conversation-messages';
+import type {
+  InteractionAnswer,
+  InteractionResolution,
+  NotificationDraft,
+  RememberedResolution,
 } from '../domain/conversation-schemas';
 import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
-
-/**
- * The patch behind a thread's cheaper turns: its notifications batched into ordered publish signals
- * (here) and its idle timer kept across turns (thread-runtime.ts). One patch for both, since every patch
- * costs each new run a marker and a `TemporalChangeVersion` upsert (two actions).
- */
-export const fewerActionsPerTurn = 'fewer-actions-per-turn';
+import { PendingInteractions } from './pending-interactions';
+import type { ThreadAuthority } from './thread-authority';
 
 /**
  * Bounds of one publish signal: the schema's 1,000 notifications, and 256 K characters of JSON (at most
@@ -67,9 +57,8 @@ export interface InteractionRequest {
 export class ThreadConversation {
   readonly conversationId: ConversationId;
   private readonly rootConversationId: ConversationId;
-  private readonly answers = new Map<string, InteractionAnswer>();
-  /** Request ids of the interactions this thread is waiting on (answers for any other are dropped). */
-  private readonly waiting = new Set<string>();
+  /** The interactions this thread waits on, and those it resolved lately (SPEC S5.4). */
+  readonly interactions: PendingInteractions;
   private readonly outgoing = new Set<Promise<void>>();
   private started: Promise<void> = Promise.resolve();
   /** Notifications not sent yet, oldest first, and whether a signal is in flight or about to be sent. */
@@ -79,29 +68,31 @@ export class ThreadConversation {
   constructor(
     private readonly thread: () => AgentThread,
     private readonly interactionTimeoutMs: number,
+    private readonly authority: ThreadAuthority,
+    resolutions: readonly RememberedResolution[] = [],
   ) {
     this.conversationId = relatedId('conversation', thread().id);
     this.rootConversationId = relatedId('conversation', thread().rootId);
+    this.interactions = new PendingInteractions(authority, thread, resolutions, (resolution) =>
+      this.settle(resolution),
+    );
   }
 
-  /** Registers the answer signal; on a thread's first run, starts its conversation workflow. */
+  /** Registers the resolve update; on a thread's first run, starts its conversation workflow. */
   open(firstRun: boolean): void {
-    setHandler(interactionAnsweredSignal, (raw) => {
-      const answered = InteractionAnswered.safeParse(raw);
-      // Only an interaction this thread is waiting on takes an answer, and only its first one.
-      if (
-        answered.success &&
-        this.waiting.has(answered.data.requestId) &&
-        !this.answers.has(answered.data.requestId)
-      )
-        this.answers.set(answered.data.requestId, answered.data.answer);
-    });
+    this.interactions.register();
     if (!firstRun) return;
     this.started = startChild(conversationWorkflow, {
       workflowId: this.conversationId,
       taskQueue: this.thread().taskQueue,
       parentClosePolicy: ParentClosePolicy.ABANDON,
-      args: [{ conversationId: this.conversationId }],
+      args: [
+        {
+          protocolVersion: 1,
+          conversationId: this.conversationId,
+          owner: { rootId: this.authority.rootId, threadId: this.authority.threadId, runKey: this.authority.runKey },
+        },
+      ],
       staticSummary: `conversation of ${this.thread().path}`,
     }).then(
       () => undefined,
@@ -133,32 +124,27 @@ export class ThreadConversation {
       },
       thread.id === thread.rootId ? undefined : this.rootConversationId,
     );
-    this.waiting.add(requestId);
-    let answered: boolean;
-    try {
-      answered = await condition(() => this.answers.has(requestId), this.interactionTimeoutMs);
-    } finally {
-      this.waiting.delete(requestId);
-    }
-    const answer = this.answers.get(requestId);
-    this.answers.delete(requestId);
-    if (answered && answer) return answer;
+    const answer = await this.interactions.wait(requestId, request.kind, this.interactionTimeoutMs);
+    if (answer) return answer;
     const denied: InteractionAnswer =
       request.kind === 'approval'
         ? { type: 'approval', approved: false, reason: 'timed out unanswered' }
         : { type: 'question', text: '' };
     // Settle it everywhere, so no receiver is offered an interaction nobody waits for any more.
-    const resolution = {
-      requestId,
-      threadId: thread.id,
-      conversationId: this.conversationId,
-      answer: denied,
-      resolvedAt: new Date().toISOString(),
-    };
-    for (const target of new Set([this.conversationId, this.rootConversationId])) {
-      this.track(getExternalWorkflowHandle(target).signal(interactionSettledSignal, resolution));
-    }
+    this.interactions.timedOut(requestId, denied, new Date().toISOString());
     return denied;
+  }
+
+  /** Records a settled interaction in this thread's conversation and in the root's mirror. */
+  private settle(resolution: InteractionResolution): void {
+    for (const target of new Set([this.conversationId, this.rootConversationId])) {
+      this.track(
+        getExternalWorkflowHandle(target).signal(interactionSettledSignal, {
+          from: this.authority.self,
+          resolution,
+        }),
+      );
+    }
   }
 
   /** Publishing and settling still in flight. */
@@ -171,15 +157,10 @@ export class ThreadConversation {
    * One publish signal is in flight at a time: signals sent together may arrive in any order (a turn's
    * end was seen before its start). What is published meanwhile waits and goes in the next signal, with
    * everything else published up to the end of that activation: a turn's start, reply and end usually
-   * make one signal, one action and one conversation task instead of three. Runs recorded before this
-   * send one signal per notification at once.
+   * make one signal, one action and one conversation task instead of three.
    */
   private send(body: NotificationBody, mirrorInteractionsTo?: ConversationId): void {
     const notification = { id: newId('notification', uuid4), createdAt: new Date().toISOString(), body };
-    if (!patched(fewerActionsPerTurn)) {
-      this.track(this.signalPublish([notification], mirrorInteractionsTo));
-      return;
-    }
     this.pending.push({ notification, chars: JSON.stringify(notification).length, mirrorInteractionsTo });
     if (!this.publishing) this.publishInOrder();
   }
@@ -219,7 +200,11 @@ export class ThreadConversation {
   }
 
   private signalPublish(notifications: NotificationDraft[], mirrorInteractionsTo?: ConversationId) {
-    const request = { notifications, ...(mirrorInteractionsTo ? { mirrorInteractionsTo } : {}) };
+    const request = {
+      notifications,
+      from: this.authority.self,
+      ...(mirrorInteractionsTo ? { mirrorInteractionsTo } : {}),
+    };
     return this.started.then(() =>
       getExternalWorkflowHandle(this.conversationId).signal(publishSignal, request),
     );

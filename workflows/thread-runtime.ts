@@ -1,9 +1,7 @@
 import {
   ActivityCancellationType,
   CancellationScope,
-  condition,
   isCancellation,
-  patched,
   proxyActivities,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
@@ -19,7 +17,7 @@ import {
 import { clipOutput } from '../domain/transcript';
 import type { AgentControls, Kernel } from './kernel';
 import { KeptTimer } from './kept-timer';
-import { fewerActionsPerTurn, type ThreadConversation } from './thread-conversation';
+import type { ThreadConversation } from './thread-conversation';
 
 const { runTool } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 minutes',
@@ -97,12 +95,9 @@ export class ThreadLoop {
     const pause = options.pause ?? (() => false);
     const wakes = () => this.state.turnRequested || this.stopRequested || pause();
     for (;;) {
-      // Runs recorded before the patch started and cancelled a timer per idle period.
       const idleFor = this.state.idleSince ? Date.now() - Date.parse(this.state.idleSince) : 0;
       const idleMs = Math.max(1, options.idleTimeoutMs - idleFor);
-      const woke = patched(fewerActionsPerTurn)
-        ? await this.idleTimer.waitUntil(Date.now() + idleMs, wakes)
-        : await condition(wakes, idleMs);
+      const woke = await this.idleTimer.waitUntil(Date.now() + idleMs, wakes);
       if (this.stopRequested) return 'stopped';
       if (!woke) return 'idle-timeout';
       if (!this.state.turnRequested) return 'continue-as-new';

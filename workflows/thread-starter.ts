@@ -1,5 +1,6 @@
 import { condition, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import { jsonBytes, utf8Length } from '../domain/bytes';
+import type { ThreadId } from '../domain/ids';
 import type { AgentSpec, AgentThread } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
 import { agentWorkflow } from './agent-workflow';
@@ -14,6 +15,8 @@ export const startBytesInFlight = 1_500_000;
 
 /** What every sub-agent of a run starts with, besides its thread and spec. */
 export interface StartSettings {
+  protocolVersion: 1;
+  runKey: string;
   idleTimeoutMs: number;
   interactionTimeoutMs: number;
   continueAsNewAfterEvents: number;
@@ -34,10 +37,10 @@ export class ThreadStarter {
    * Starts a thread's workflow and resolves once the server has it (or it failed to start, reported to
    * `failed`). Under the byte bound the start command is issued at once, in the caller's task.
    */
-  async start(thread: AgentThread, spec: AgentSpec): Promise<void> {
+  async start(thread: AgentThread, lineage: readonly ThreadId[], spec: AgentSpec): Promise<void> {
     const staticDetails = `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${thread.task}`;
-    const args = [{ thread, spec, ...this.settings() }] as const;
-    const bytes = jsonBytes(args) + utf8Length(staticDetails);
+    const input = { thread, lineage: [...lineage], spec, ...this.settings() };
+    const bytes = jsonBytes([input]) + utf8Length(staticDetails);
     const fits = () => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight;
     // Checked again after each wake-up: every waiter's condition is evaluated before any of them goes
     // on, so several would see the same room (six 536 kB starts once went in one task, over 4 MiB).
@@ -49,7 +52,7 @@ export class ThreadStarter {
         taskQueue: thread.taskQueue,
         // Threads outlive the root run's current execution (continue-as-new); the root closes them itself.
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        args: [...args],
+        args: [input],
         typedSearchAttributes: [
           { key: searchAttributes.rootThreadId, value: thread.rootId },
           { key: searchAttributes.parentThreadId, value: thread.parentId ?? '' },

@@ -1,62 +1,52 @@
-// SPEC S3.10: the out-of-order buffer a mailbox carries (and the sends a root remembers) through continue-as-new is bounded. The root
-// never lets more than maxWaitingMessages (and about maxWaitingBytes) wait for a thread, so anything
-// further ahead or larger did not come from it and is dropped.
+// SPEC S3.10: a thread's mailbox is bounded in count and bytes, and refuses with QuotaExceeded before it
+// admits; a retried update or request id is answered from the log, across continue-as-new.
+import { ErrorKind, KitError } from '../../domain/errors';
 import { Mailbox, maxWaitingBytes, maxWaitingMessages } from '../../domain/mailbox';
-import type { InterAgentMessage } from '../../domain/schemas';
-import { RecentSends, rememberedSends } from '../../domain/recent-sends';
-import { now } from '../helpers/run-state';
+import { RecentAnswerLog, rememberedAnswers } from '../../domain/recent-answers';
 
 const hex = (n: number) => n.toString(16).padStart(32, '0');
-const messageOf = (seq: number, content = `message ${seq}`): InterAgentMessage => ({
-  id: `message_${hex(seq)}`,
-  sender: `thread_${'a'.repeat(32)}`,
-  recipient: `thread_${'b'.repeat(32)}`,
-  seq,
+const draft = (n: number, content = `m${n}`) => ({
+  id: `message_${hex(n)}` as const,
+  sender: `thread_${'a'.repeat(32)}` as const,
+  recipient: `thread_${'b'.repeat(32)}` as const,
   content,
   triggerTurn: false,
-  sentAt: now,
+  sentAt: '2026-12-01T00:00:00.000Z',
 });
 
-test('a delivery maxWaitingMessages or more ahead of the next seq is refused, one just inside is kept', () => {
+test('a mailbox refuses the message past maxWaitingMessages with QuotaExceeded, and takes it after a turn', () => {
   const mailbox = new Mailbox();
-  const refusals: string[] = [];
-  expect(mailbox.accept(messageOf(1 + maxWaitingMessages), (reason) => refusals.push(reason))).toEqual([]);
-  expect(refusals).toHaveLength(1);
-  expect(mailbox.snapshot().early).toEqual([]);
-  mailbox.accept(messageOf(maxWaitingMessages));
-  expect(mailbox.snapshot().early.map((message) => message.seq)).toEqual([maxWaitingMessages]);
+  for (let n = 1; n <= maxWaitingMessages; n++) expect(mailbox.admit(draft(n)).seq).toBe(n);
+  const refusal = mailbox.refusal('/root/b', draft(0));
+  expect(refusal).toBeInstanceOf(KitError);
+  expect(refusal?.kind).toBe(ErrorKind.QuotaExceeded);
+  expect(refusal?.message).toContain(`limit ${maxWaitingMessages}`);
+  expect(mailbox.take(1)).toHaveLength(maxWaitingMessages);
+  expect(mailbox.refusal('/root/b', draft(0))).toBeUndefined();
+  expect(mailbox.admit(draft(maxWaitingMessages + 1)).seq).toBe(maxWaitingMessages + 1);
 });
 
-test('the out-of-order buffer holds at most about maxWaitingBytes of content; releasing frees its room', () => {
+test('a mailbox refuses bytes past maxWaitingBytes, but always takes one message when nothing waits', () => {
   const mailbox = new Mailbox();
-  const chunk = 'y'.repeat(300_000);
-  const refusals: string[] = [];
-  for (let seq = 2; seq <= 6; seq++) mailbox.accept(messageOf(seq, chunk), (reason) => refusals.push(reason));
-  const kept = mailbox.snapshot().early.map((message) => message.seq);
-  expect(kept.length * chunk.length).toBeLessThanOrEqual(maxWaitingBytes + 400_000);
-  expect(refusals).toHaveLength(5 - kept.length);
-  // The gap fills: every buffered message is released in order and the buffer is empty again.
-  expect(mailbox.accept(messageOf(1)).map((message) => message.seq)).toEqual([1, ...kept]);
-  expect(mailbox.snapshot().early).toEqual([]);
-  // …and a restored mailbox counts the bytes of what it carried.
-  const restored = new Mailbox({
-    ...mailbox.snapshot(),
-    early: [messageOf(10, chunk), messageOf(11, chunk), messageOf(12, chunk)],
-  });
-  const late: string[] = [];
-  restored.accept(messageOf(13, chunk), (reason) => late.push(reason));
-  expect(late).toHaveLength(1);
+  const big = 'x'.repeat(maxWaitingBytes - 10);
+  expect(mailbox.refusal('/root/b', { content: big + big })).toBeUndefined();
+  mailbox.admit(draft(1, big));
+  expect(mailbox.refusal('/root/b', { content: 'y'.repeat(11) })?.kind).toBe(ErrorKind.QuotaExceeded);
+  expect(mailbox.refusal('/root/b', { content: 'y'.repeat(10) })).toBeUndefined();
 });
 
-test('RecentSends answers a retried update id with its message, refuses other content, and forgets the oldest', () => {
-  const sends = new RecentSends();
-  const message = messageOf(1, 'hello');
-  sends.remember('update-1', message);
-  expect(new RecentSends(sends.snapshot()).find('update-1', 'hello')).toEqual(message);
-  expect(() => sends.find('update-1', 'other')).toThrow(/other content/);
-  for (let index = 2; index <= rememberedSends + 1; index++)
-    sends.remember(`update-${index}`, messageOf(index));
-  expect(sends.snapshot()).toHaveLength(rememberedSends);
-  expect(sends.find('update-1', 'hello')).toBeUndefined();
-  expect(JSON.stringify(sends.snapshot())).not.toContain('hello');
+test('RecentAnswerLog answers a retried id with its answer, refuses another input, forgets the oldest', () => {
+  const log = new RecentAnswerLog();
+  log.remember('update|1', { content: 'hello' }, { id: 'message_1' });
+  expect(new RecentAnswerLog(log.snapshot()).find('update|1', { content: 'hello' })).toEqual({ id: 'message_1' });
+  expect(() => log.find('update|1', { content: 'other' })).toThrow(/another input/);
+  expect(log.find('update|2', { content: 'hello' })).toBeUndefined();
+  expect(log.find(undefined, {})).toBeUndefined();
+  for (let n = 2; n <= rememberedAnswers + 1; n++) log.remember(`update|${n}`, n, n);
+  expect(log.find('update|1', { content: 'hello' })).toBeUndefined();
+  expect(log.find(`update|${rememberedAnswers + 1}`, rememberedAnswers + 1)).toBe(rememberedAnswers + 1);
+  // Ids and answers too large to carry are not remembered, so the log stays bounded in bytes.
+  log.remember('x'.repeat(201), 1, 1);
+  log.remember('update|big', 1, 'y'.repeat(3_000));
+  expect(log.snapshot().some((entry) => entry.id.length > 200 || entry.id === 'update|big')).toBe(false);
 });

@@ -1,3 +1,4 @@
+import type { Capability } from '../../domain/capability';
 import type { Client } from '@temporalio/client';
 import { createInterface } from 'node:readline/promises';
 import type { InteractionAnswer } from '../../domain/conversation-schemas';
@@ -68,6 +69,8 @@ export async function streamConversation(options: {
   policy: ApprovalPolicy;
   say: (line: string) => void;
   signal: AbortSignal;
+  /** Whose authority answers the interactions (SPEC S3.9): the root's, usually. */
+  capability: Capability;
   onHandled?: (item: ConversationNotification) => void;
 }): Promise<void> {
   const { client, policy, say, signal } = options;
@@ -91,14 +94,17 @@ export async function streamConversation(options: {
       } else if (policy.mode === 'approve') {
         const answer: InteractionAnswer =
           kind === 'approval' ? { type: 'approval', approved: true } : { type: 'question', text: 'yes' };
-        await resolveNotification(client, item, answer);
+        await resolveNotification(client, item, answer, { capability: options.capability, name: 'agents-kit CLI' });
         say(
           kind === 'approval'
             ? `approved automatically (${policy.because})`
             : `answered "yes" automatically (${policy.because})`,
         );
       } else {
-        await resolveNotification(client, item, await askAtTerminal(item, say));
+        await resolveNotification(client, item, await askAtTerminal(item, say), {
+          capability: options.capability,
+          name: 'agents-kit CLI',
+        });
       }
     }
     options.onHandled?.(item);

@@ -61,8 +61,19 @@ export async function withSession<Result>(
 /** Validates a `<rootId>` argument (a Protocol error naming `rootId`), before anything connects. */
 export const parseRootId = (rootId: string): ThreadId => parseId('thread', rootId, 'rootId');
 
-/** Reopens a root run (NotFound when there is none). */
+/** The root capability from AGENTS_KIT_CAPABILITY (SPEC S3.9); PermissionDenied when it is not set. */
+export function rootCapabilityOf(session: CliSession, rootId: ThreadId): string {
+  const capability = session.config.AGENTS_KIT_CAPABILITY;
+  if (!capability)
+    throw new KitError(
+      ErrorKind.PermissionDenied,
+      `acting on root ${rootId} needs its capability: set AGENTS_KIT_CAPABILITY to what \`agents-kit run\` printed`,
+    );
+  return capability;
+}
+
+/** Reopens a root run with AGENTS_KIT_CAPABILITY (NotFound when there is none, PermissionDenied for a wrong one). */
 export async function reopenRoot(session: CliSession, rootId: ThreadId): Promise<ThreadService> {
   const { ThreadService } = await import('../../client/thread-service');
-  return ThreadService.reopen(session.client, rootId);
+  return ThreadService.reopen(session.client, rootId, rootCapabilityOf(session, rootId));
 }

@@ -4,7 +4,7 @@ import { KitError } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, parseOptions, withConnectionOptions } from '../options';
-import { withSession } from '../session';
+import { rootCapabilityOf, withSession } from '../session';
 
 const ResolveOptions = ConnectionOptions.extend({
   approve: z.boolean().optional(),
@@ -15,7 +15,8 @@ const ResolveOptions = ConnectionOptions.extend({
 
 /**
  * `agents-kit resolve <threadId> <requestId> --approve|--deny [--reason] | --answer <text>`: answers an
- * interaction at its origin conversation (SPEC S5.4); idempotent for the same answer.
+ * interaction at the thread that asked (SPEC S3.1, S5.4) with the root capability in
+ * AGENTS_KIT_CAPABILITY; idempotent for the same answer.
  */
 export function resolveCommand(output: CliOutput): Command {
   return withConnectionOptions(
@@ -48,7 +49,18 @@ export function resolveCommand(output: CliOutput): Command {
           };
     await withSession(configFrom(options), async (session) => {
       const { resolveNotification } = await import('../../../client/conversations');
-      const resolution = await resolveNotification(session.client, target, answer);
+      const { rootCapability } = await import('../../../domain/capability');
+      const { threadQuery } = await import('../../../domain/messages');
+      const { kitCall } = await import('../../../client/errors');
+      // The root's capability answers for any thread of its tree (SPEC S5.9); the thread names its root.
+      const thread = await kitCall('resolve', () =>
+        session.client.workflow.getHandle(target.threadId).query(threadQuery),
+      );
+      const capability = rootCapability(rootCapabilityOf(session, thread.rootId), thread.rootId);
+      const resolution = await resolveNotification(session.client, target, answer, {
+        capability,
+        name: 'agents-kit CLI',
+      });
       if (options.json) output.json(resolution);
       else output.line(`resolved ${resolution.requestId}: ${JSON.stringify(resolution.answer)}`);
     });

@@ -145,6 +145,7 @@ export function runCommand(output: CliOutput): Command {
       const progress: StreamProgress = { handledThrough: 0, ended: false };
       const stopStreaming = new AbortController();
       const streaming = streamConversation({
+        capability: service.rootCapability,
         client: session.client,
         conversationId,
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
@@ -193,7 +194,10 @@ export function runCommand(output: CliOutput): Command {
           output.line(`root: ${latestResult(rootThread) || rootThread.status}`);
         }
         if (report) output.note(`run completed: ${formatReport(report).slice(0, 3).join(', ')}`);
-        else output.note(`left running: agents-kit shutdown ${service.rootThreadId} ends it`);
+        else
+          output.note(
+            `left running: AGENTS_KIT_CAPABILITY=${service.capability} agents-kit shutdown ${service.rootThreadId} ends it (the capability is the run's secret)`,
+          );
         const first = rootThread.firstTurn;
         if (first?.status === 'failed') {
           throw new KitError(

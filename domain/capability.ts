@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { hmacSha256Hex } from './bytes';
+import { ErrorKind, KitError } from './errors';
+import { matching, ThreadId } from './ids';
+
+/**
+ * SPEC S3.9: authority is proven, not claimed. A root run has a *run key*, 32 random bytes the attaching
+ * client makes and keeps (the root capability). Every workflow of the tree holds it in its input, so
+ * it can check any proof and mint its own; nobody else can. A thread's capability names the thread,
+ * its ancestors and its run, and proves all three with an HMAC under the run key: a caller cannot claim
+ * to be another thread, nor to sit elsewhere in the tree.
+ */
+const hex64 = /^[0-9a-f]{64}$/;
+
+/** A run key: 64 lowercase hex digits (32 random bytes). Secret: whoever holds it has root authority. */
+export const RunKey = matching(hex64, 'expected 64 lowercase hex digits (a run key)');
+export type RunKey = z.infer<typeof RunKey>;
+
+/** The deepest a lineage can be: the grant's maxDepth is at most 64. */
+const maxLineage = 64;
+
+/** A thread's capability: the proof that the holder acts as `threadId` of root run `rootId`. */
+export const Capability = z
+  .object({
+    rootId: ThreadId,
+    threadId: ThreadId,
+    /** The thread's ancestors, the root first; empty for the root itself. */
+    lineage: z.array(ThreadId).max(maxLineage),
+    proof: matching(hex64, 'expected 64 lowercase hex digits (a proof)'),
+  })
+  .strict();
+export type Capability = z.infer<typeof Capability>;
+
+/** What a proof covers; the version prefix keeps proofs of this protocol apart from any later one. */
+const provenText = (rootId: string, lineage: readonly string[], threadId: string) =>
+  `agents-kit/v1/capability\n${rootId}\n${lineage.join('/')}\n${threadId}`;
+
+/** The capability of `threadId` (whose ancestors, root first, are `lineage`) in the run of `runKey`. */
+export function mintCapability(
+  runKey: string,
+  rootId: ThreadId,
+  lineage: readonly ThreadId[],
+  threadId: ThreadId,
+): Capability {
+  return {
+    rootId,
+    threadId,
+    lineage: [...lineage],
+    proof: hmacSha256Hex(runKey, provenText(rootId, lineage, threadId)),
+  };
+}
+
+/** The root thread's own capability. */
+export const rootCapability = (runKey: string, rootId: ThreadId): Capability =>
+  mintCapability(runKey, rootId, [], rootId);
+
+/**
+ * Why `raw` is not a valid capability of the run (`rootId`, `runKey`), or undefined when it is. A
+ * lineage must start at the root (the root's own is empty) and the proof must match.
+ */
+export function capabilityRefusal(runKey: string, rootId: string, raw: unknown): string | undefined {
+  const parsed = Capability.safeParse(raw);
+  if (!parsed.success) return 'capability: expected { rootId, threadId, lineage, proof }';
+  const { rootId: claimedRoot, threadId, lineage, proof } = parsed.data;
+  if (claimedRoot !== rootId) return `capability belongs to root run ${claimedRoot}, not ${rootId}`;
+  const wellPlaced =
+    threadId === rootId ? lineage.length === 0 : lineage[0] === rootId && !lineage.includes(threadId);
+  if (!wellPlaced) return `capability of ${threadId} has a lineage that does not start at the root`;
+  if (proof !== hmacSha256Hex(runKey, provenText(rootId, lineage, threadId)))
+    return `capability of ${threadId}: the proof does not match`;
+  return undefined;
+}
+
+/** The capability, checked; PermissionDenied when it does not prove what it claims (SPEC S3.9). */
+export function provenCapability(runKey: string, rootId: string, raw: unknown): Capability {
+  const refusal = capabilityRefusal(runKey, rootId, raw);
+  if (refusal) throw new KitError(ErrorKind.PermissionDenied, refusal);
+  return raw as Capability;
+}
+
+/** Whether `capability` is of `threadId` itself or of one of its descendants. */
+export const isSelfOrBelow = (capability: Capability, threadId: string): boolean =>
+  capability.threadId === threadId || capability.lineage.includes(threadId as ThreadId);
+
+/** Whether the holder of `capability` is an ancestor of a thread whose ancestors are `lineage`. */
+export const isAncestorOf = (capability: Capability, lineage: readonly string[]): boolean =>
+  lineage.includes(capability.threadId);

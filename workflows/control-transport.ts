@@ -1,0 +1,109 @@
+import { condition, getExternalWorkflowHandle, log, setHandler, sleep } from '@temporalio/workflow';
+import { capabilityRefusal, type Capability } from '../domain/capability';
+import {
+  ControlResponse,
+  errorAnswer,
+  fromErrorAnswer,
+  type ControlOperationInput,
+  type ControlRequest,
+} from '../domain/control';
+import { ErrorKind, KitError } from '../domain/errors';
+import { controlRequestSignal, controlResponseSignal } from '../domain/messages';
+
+/** How often a request to a workflow that is not there (yet) is sent again: a child being started. */
+const notFoundRetries = [250, 1_000, 2_000];
+
+const looksNotFound = (error: unknown) =>
+  /not ?found|already completed|ExternalWorkflowExecutionNotFound/i.test(String(error));
+
+/**
+ * The workflow-to-workflow side of the control protocol (SPEC S3.1, S3.9): sends a control request to
+ * the workflow that owns the operation, proven with this workflow's capability, and waits for that
+ * owner's proven answer. Answers from anyone else, or for operations nobody waits on, are dropped, so a
+ * forged or repeated `control-response` changes nothing (SPEC S3.10).
+ */
+export class ControlTransport {
+  /** Operation id → the workflow whose answer it waits for. */
+  private readonly awaiting = new Map<string, string>();
+  private readonly responses = new Map<string, ControlResponse>();
+
+  constructor(
+    private readonly self: () => Capability,
+    private readonly runKey: string,
+    /** Operations sent so far (carried through continue-as-new, so ids stay unique). */
+    public operations = 0,
+  ) {}
+
+  /** Registers the `control-response` handler. */
+  register(): void {
+    setHandler(controlResponseSignal, (raw) => {
+      const parsed = ControlResponse.safeParse(raw);
+      const expected = parsed.success ? this.awaiting.get(parsed.data.operationId) : undefined;
+      const valid =
+        parsed.success &&
+        expected !== undefined &&
+        parsed.data.from.threadId === expected &&
+        !this.responses.has(parsed.data.operationId) &&
+        capabilityRefusal(this.runKey, this.self().rootId, parsed.data.from) === undefined;
+      if (!valid) {
+        log.warn('dropped a control response nobody waits for', { threadId: this.self().threadId });
+        return;
+      }
+      this.responses.set(parsed.data.operationId, parsed.data);
+    });
+  }
+
+  /** Performs `operation` at `ownerId` and returns its result; its KitError is thrown. */
+  async call(ownerId: string, operation: ControlOperationInput): Promise<unknown> {
+    const self = this.self();
+    const operationId = `${self.threadId}/${++this.operations}`;
+    const request = { from: self, operationId, operation } as ControlRequest;
+    this.awaiting.set(operationId, ownerId);
+    try {
+      await this.send(ownerId, request);
+      await condition(() => this.responses.has(operationId));
+    } finally {
+      this.awaiting.delete(operationId);
+    }
+    const response = this.responses.get(operationId)!;
+    this.responses.delete(operationId);
+    if (response.error) throw fromErrorAnswer(response.error);
+    return response.result;
+  }
+
+  /** Answers a request this workflow owns: its result, or the KitError it failed with. */
+  async respond(request: ControlRequest, answer: () => Promise<unknown>): Promise<void> {
+    let response: ControlResponse;
+    try {
+      response = { from: this.self(), operationId: request.operationId, result: await answer() };
+    } catch (error) {
+      response = { from: this.self(), operationId: request.operationId, error: errorAnswer(error) };
+    }
+    await getExternalWorkflowHandle(request.from.threadId)
+      .signal(controlResponseSignal, response)
+      .catch((error: unknown) =>
+        log.warn('answer to a control request failed', { to: request.from.threadId, error: String(error) }),
+      );
+  }
+
+  /**
+   * Signals the owner. A workflow that is not found may be a child whose start is still on its way, so
+   * it is asked again a few times; then the owner has ended (or never was): Closed.
+   */
+  private async send(ownerId: string, request: ControlRequest): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await getExternalWorkflowHandle(ownerId).signal(controlRequestSignal, request);
+        return;
+      } catch (error) {
+        if (!looksNotFound(error) || attempt >= notFoundRetries.length) {
+          throw new KitError(
+            ErrorKind.Closed,
+            `thread ${ownerId} has ended (or is not part of this run): ${String(error)}`,
+          );
+        }
+        await sleep(notFoundRetries[attempt]!);
+      }
+    }
+  }
+}

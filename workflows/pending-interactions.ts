@@ -1,0 +1,145 @@
+import { condition, setHandler } from '@temporalio/workflow';
+import { canonicalJson, sha256Hex } from '../domain/bytes';
+import type { Capability } from '../domain/capability';
+import {
+  maxRememberedResolutions,
+  ResolveInteractionRequest,
+  type InteractionAnswer,
+  type InteractionResolution,
+  type RememberedResolution,
+} from '../domain/conversation-schemas';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { relatedId } from '../domain/ids';
+import { resolveInteractionUpdate } from '../domain/messages';
+import type { AgentThread } from '../domain/schemas';
+import { guarded } from './failures';
+import type { ThreadAuthority } from './thread-authority';
+
+const answerFingerprint = (answer: InteractionAnswer) => sha256Hex(canonicalJson(answer));
+
+/**
+ * The interactions a thread waits on (SPEC S3.1, S5.4): the thread that asked takes the answer, by the
+ * `resolve-interaction` update, from a proven caller (itself or an ancestor), checked against the
+ * interaction's kind; then it wakes and settles the item in its conversation and the root's mirror.
+ * Resolving again with the same answer returns the same resolution; another answer is a Conflict.
+ */
+export class PendingInteractions {
+  private readonly waiting = new Map<string, 'approval' | 'question'>();
+  private readonly answers = new Map<string, InteractionAnswer>();
+  private readonly resolved = new Map<string, RememberedResolution>();
+
+  constructor(
+    private readonly authority: ThreadAuthority,
+    private readonly thread: () => AgentThread,
+    carried: readonly RememberedResolution[],
+    private readonly settle: (resolution: InteractionResolution) => void,
+  ) {
+    for (const entry of carried) this.resolved.set(entry.resolution.requestId, entry);
+  }
+
+  register(): void {
+    setHandler(
+      resolveInteractionUpdate,
+      guarded((capability: Capability, request: ResolveInteractionRequest) => this.resolve(capability, request)),
+      {
+        validator: guarded((capability: unknown, request: unknown) => {
+          this.check(capability, parseInput(ResolveInteractionRequest, request, 'resolve request'));
+        }),
+      },
+    );
+  }
+
+  /** Waits for the answer to `requestId`; undefined when none came within `timeoutMs`. */
+  async wait(
+    requestId: string,
+    kind: 'approval' | 'question',
+    timeoutMs: number,
+  ): Promise<InteractionAnswer | undefined> {
+    this.waiting.set(requestId, kind);
+    try {
+      await condition(() => this.answers.has(requestId), timeoutMs);
+    } finally {
+      this.waiting.delete(requestId);
+    }
+    const answer = this.answers.get(requestId);
+    this.answers.delete(requestId);
+    return answer;
+  }
+
+  /** Settles an interaction nobody answered in time with the answer it defaults to (denied). */
+  timedOut(requestId: InteractionResolution['requestId'], answer: InteractionAnswer, at: string): void {
+    this.record({ requestId, ...this.where(), answer, resolvedAt: at });
+  }
+
+  /** What a next run needs to answer repeated resolves. */
+  snapshot(): RememberedResolution[] {
+    return [...this.resolved.values()];
+  }
+
+  private resolve(capability: Capability, raw: ResolveInteractionRequest): InteractionResolution {
+    const request = parseInput(ResolveInteractionRequest, raw, 'resolve request');
+    const { caller, earlier } = this.check(capability, request);
+    if (earlier) return { ...earlier.resolution, answer: request.answer };
+    this.answers.set(request.requestId, request.answer);
+    const resolution: InteractionResolution = {
+      requestId: request.requestId,
+      ...this.where(),
+      answer: request.answer,
+      resolvedAt: new Date().toISOString(),
+      resolvedBy: { threadId: caller.threadId, ...(request.name ? { name: request.name } : {}) },
+    };
+    this.record(resolution);
+    return resolution;
+  }
+
+  /** The proven caller, and the earlier resolution a repeat gets; throws what the resolve is refused for. */
+  private check(
+    capability: unknown,
+    request: ResolveInteractionRequest,
+  ): { caller: Capability; earlier?: RememberedResolution } {
+    const caller = this.authority.caller(capability);
+    const thread = this.thread();
+    this.authority.checkMayResolve(caller, thread.path);
+    const { requestId, answer } = request;
+    const earlier = this.resolved.get(requestId);
+    if (earlier) {
+      if (earlier.answerFingerprint !== answerFingerprint(answer))
+        throw new KitError(
+          ErrorKind.Conflict,
+          `interaction ${requestId} was already resolved with a different answer`,
+          { requestId, resolution: earlier.resolution },
+        );
+      return { caller, earlier };
+    }
+    const kind = this.waiting.get(requestId);
+    if (!kind || this.answers.has(requestId))
+      throw new KitError(ErrorKind.NotFound, `thread ${thread.path} has no pending interaction ${requestId}`, {
+        requestId,
+      });
+    if (answer.type !== kind)
+      throw KitError.protocol(
+        `answer.type: interaction ${requestId} is ${kind === 'approval' ? 'an' : 'a'} ${kind}, so the answer must have type '${kind}', not '${answer.type}'`,
+        { fields: ['answer.type'] },
+      );
+    return { caller };
+  }
+
+  private where() {
+    const threadId = this.thread().id;
+    return { threadId, conversationId: relatedId('conversation', threadId) };
+  }
+
+  private record(resolution: InteractionResolution): void {
+    const { answer, ...rest } = resolution;
+    this.resolved.set(resolution.requestId, {
+      resolution: rest,
+      answerType: answer.type,
+      answerFingerprint: answerFingerprint(answer),
+    });
+    for (const oldest of this.resolved.keys()) {
+      if (this.resolved.size <= maxRememberedResolutions) break;
+      this.resolved.delete(oldest);
+    }
+    this.settle(resolution);
+  }
+}

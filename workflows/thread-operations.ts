@@ -1,0 +1,171 @@
+import { currentUpdateInfo, log, setHandler, uuid4 } from '@temporalio/workflow';
+import type { Capability } from '../domain/capability';
+import { ControlRequest, type AgentInterruptReceipt } from '../domain/control';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { newId, parseId } from '../domain/ids';
+import type { Mailbox } from '../domain/mailbox';
+import { controlRequestSignal, interruptUpdate, sendMessageUpdate } from '../domain/messages';
+import type { RecentAnswerLog } from '../domain/recent-answers';
+import { isTerminal, SendMessageRequest, type AgentThread, type InterAgentMessage } from '../domain/schemas';
+import type { ControlTransport } from './control-transport';
+import { guarded } from './failures';
+import type { ThreadAuthority } from './thread-authority';
+
+/** What a thread's operations act on. */
+export interface ThreadOperationPorts {
+  thread(): AgentThread;
+  mailbox: Mailbox;
+  /** The thread is closing: it takes no more messages. */
+  closing(): boolean;
+  requestTurn(): void;
+  interrupt(): { cancellationRequested: boolean; interruptedTurn?: number };
+  /** Keeps background work (answers) so the workflow waits for it before it ends or continues as new. */
+  track(work: Promise<void>): void;
+}
+
+/** A message as remembered for a retry: without its content (the retry carries it again). */
+type Remembered = Omit<InterAgentMessage, 'content'>;
+
+/**
+ * The operations a thread's own workflow owns (SPEC S3.1): sendMessage to it (it numbers its mailbox)
+ * and interrupt of its turn. Clients reach them by update, other workflows by `control-request`; the
+ * caller's capability is checked before anything changes (SPEC S3.9), and a retried update or request
+ * id answers what the first attempt did, also across continue-as-new (SPEC S3.10).
+ */
+export class ThreadOperations {
+  constructor(
+    private readonly authority: ThreadAuthority,
+    private readonly transport: ControlTransport,
+    private readonly ports: ThreadOperationPorts,
+    private readonly recent: RecentAnswerLog,
+  ) {}
+
+  register(): void {
+    setHandler(
+      sendMessageUpdate,
+      guarded((capability: Capability, request: SendMessageRequest) =>
+        this.send(capability, request, updateKey()),
+      ),
+      {
+        validator: guarded((capability: unknown, request: unknown) => {
+          const parsed = parseInput(SendMessageRequest, request, 'message');
+          if (this.recent.find(updateKey(), parsed) === undefined) this.checkSend(capability, parsed);
+        }),
+      },
+    );
+    setHandler(
+      interruptUpdate,
+      guarded((capability: Capability, threadId: string) => this.interrupt(capability, threadId, updateKey())),
+      {
+        validator: guarded((capability: unknown, threadId: unknown) => {
+          this.checkInterrupt(capability, threadId);
+        }),
+      },
+    );
+    setHandler(controlRequestSignal, (raw) => this.accept(raw));
+  }
+
+  /** SPEC S4.3: admits a message (checked first), numbered by this mailbox. */
+  private send(capability: Capability, request: SendMessageRequest, key: string | undefined): InterAgentMessage {
+    const parsed = parseInput(SendMessageRequest, request, 'message');
+    const earlier = this.recent.find(key, parsed) as Remembered | undefined;
+    if (earlier) return { ...earlier, content: parsed.content };
+    const caller = this.checkSend(capability, parsed);
+    const message = this.ports.mailbox.admit({
+      id: newId('message', uuid4),
+      sender: caller.threadId,
+      recipient: this.authority.threadId,
+      content: parsed.content,
+      triggerTurn: parsed.triggerTurn,
+      sentAt: new Date().toISOString(),
+    });
+    if (message.triggerTurn) this.ports.requestTurn();
+    const { content: _content, ...remembered } = message;
+    this.recent.remember(key, parsed, remembered);
+    return message;
+  }
+
+  private checkSend(capability: unknown, request: SendMessageRequest): Capability {
+    const caller = this.authority.caller(capability);
+    const thread = this.ports.thread();
+    if (request.recipient !== thread.id) {
+      throw new KitError(
+        ErrorKind.InvalidState,
+        `this is the workflow of ${thread.id}, not of ${request.recipient}: send to the recipient's own workflow`,
+      );
+    }
+    this.authority.checkMayMessage(caller, thread.path);
+    if (isTerminal(thread.status) || this.ports.closing()) {
+      throw new KitError(
+        ErrorKind.Closed,
+        `thread ${thread.path} is ${isTerminal(thread.status) ? thread.status : 'closing'}: it takes no more messages`,
+      );
+    }
+    const refusal = this.ports.mailbox.refusal(thread.path, request);
+    if (refusal) throw refusal;
+    return caller;
+  }
+
+  /** SPEC S4.6: cancels the running turn (the thread stays alive) and says what it did. */
+  private interrupt(capability: Capability, threadId: string, key: string | undefined): AgentInterruptReceipt {
+    const earlier = this.recent.find(key, threadId) as AgentInterruptReceipt | undefined;
+    if (earlier) return earlier;
+    this.checkInterrupt(capability, threadId);
+    const receipt = { thread: this.authority.threadId, ...this.ports.interrupt() };
+    this.recent.remember(key, threadId, receipt);
+    return receipt;
+  }
+
+  private checkInterrupt(capability: unknown, threadId: unknown): void {
+    const caller = this.authority.caller(capability);
+    const id = parseId('thread', threadId, 'threadId');
+    const thread = this.ports.thread();
+    if (id !== thread.id)
+      throw new KitError(ErrorKind.InvalidState, `this is the workflow of ${thread.id}, not of ${id}`);
+    this.authority.checkMayInterrupt(caller, thread.path);
+  }
+
+  /**
+   * A `control-request` from another workflow of the tree: proven senders get an answer; anything else is
+   * dropped (a signal cannot be refused, and answering an unproven sender would signal whoever it names).
+   */
+  private accept(raw: unknown): void {
+    const parsed = ControlRequest.safeParse(raw);
+    if (!parsed.success) {
+      log.warn('dropped a malformed control request', { threadId: this.authority.threadId });
+      return;
+    }
+    const request = parsed.data;
+    try {
+      this.authority.caller(request.from);
+    } catch {
+      log.warn('dropped a control request without a valid proof', { threadId: this.authority.threadId });
+      return;
+    }
+    const key = `${request.from.threadId}|${request.operationId}`;
+    const { operation } = request;
+    this.ports.track(
+      this.transport.respond(request, async () => {
+        switch (operation.type) {
+          case 'send-message': {
+            const { content: _content, ...withoutContent } = this.send(request.from, operation.request, key);
+            return withoutContent;
+          }
+          case 'interrupt':
+            return this.interrupt(request.from, operation.threadId, key);
+          default:
+            throw new KitError(
+              ErrorKind.InvalidState,
+              `${operation.type} is an operation of the root run, not of thread ${this.authority.threadId}`,
+            );
+        }
+      }),
+    );
+  }
+}
+
+/** The current update's id, to answer a retry of it (undefined outside an update). */
+const updateKey = (): string | undefined => {
+  const id = currentUpdateInfo()?.id;
+  return id === undefined ? undefined : `update|${id}`;
+};
