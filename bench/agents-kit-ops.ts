@@ -6,14 +6,7 @@ import { ThreadService, type ThreadControls } from '../client/thread-service';
 import { newId, relatedId } from '../domain/ids';
 import type { AgentThread, NotificationBody, ScriptStepShape } from '../domain/schemas';
 import { addCosts, historyCost, perOperation, type HistoryCost } from './actions';
-import {
-  awaitHistoryTime,
-  awaitQuiet,
-  costSince,
-  firstTaskCompletedMs,
-  historyLengths,
-  signalHandledMs,
-} from './histories';
+import { awaitHistoryTime, awaitQuiet, costSince, firstTaskCompletedMs, historyLengths } from './histories';
 import {
   clientTimed,
   type BenchConfig,
@@ -117,9 +110,6 @@ export function sendMessageBenchmark(context: BenchContext): OperationBenchmark 
       ),
   };
 }
-
-const hasContent = (message: unknown, content: string): boolean =>
-  typeof message === 'object' && message !== null && 'content' in message && message.content === content;
 
 /** interrupt → receipt: the root's interrupt update on an idle agent. */
 export function interruptBenchmark(context: BenchContext): OperationBenchmark {

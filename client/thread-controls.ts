@@ -91,7 +91,12 @@ export class ThreadControls {
     const parsed = parseInput(SendMessageRequest, request, 'message');
     // One update to the recipient's own workflow, which numbers its mailbox (SPEC S3.1).
     return outsideTheRun(
-      executeUpdate(this.ownerOf(parsed.recipient), sendMessageUpdate, [this.capability, parsed], 'sendMessage'),
+      executeUpdate(
+        this.ownerOf(parsed.recipient),
+        sendMessageUpdate,
+        [this.capability, parsed],
+        'sendMessage',
+      ),
       parsed.recipient,
     );
   }
@@ -217,9 +222,14 @@ async function outsideTheRun<Result>(call: Promise<Result>, threadId: string): P
     return await call;
   } catch (error) {
     if (error instanceof KitError && error.kind === ErrorKind.NotFound)
-      throw new KitError(ErrorKind.PermissionDenied, `thread ${threadId} is not a thread of this run`, undefined, {
-        cause: error,
-      });
+      throw new KitError(
+        ErrorKind.PermissionDenied,
+        `thread ${threadId} is not a thread of this run`,
+        undefined,
+        {
+          cause: error,
+        },
+      );
     throw error;
   }
 }

@@ -196,8 +196,11 @@ export class ThreadService {
    */
   async capabilityOf(threadId: string): Promise<Capability> {
     const id = parseId('thread', threadId, 'threadId');
-    const records = new Map((await this.snapshot()).records.map((record) => [record.thread.id, record.thread]));
-    if (!records.has(id)) throw new KitError(ErrorKind.NotFound, `thread ${id} is not part of root run ${this.rootThreadId}`);
+    const records = new Map(
+      (await this.snapshot()).records.map((record) => [record.thread.id, record.thread]),
+    );
+    if (!records.has(id))
+      throw new KitError(ErrorKind.NotFound, `thread ${id} is not part of root run ${this.rootThreadId}`);
     const lineage: ThreadId[] = [];
     for (let parent = records.get(id)!.parentId; parent; parent = records.get(parent)?.parentId ?? null)
       lineage.unshift(parent);
@@ -216,7 +219,9 @@ export class ThreadService {
 
   /** The run's durable state: registry, counters, grant. */
   async snapshot(): Promise<RunSnapshot> {
-    return unwrapAnswer(await kitCall('snapshot', () => this.handle.query(runStateQuery, this.rootCapability)));
+    return unwrapAnswer(
+      await kitCall('snapshot', () => this.handle.query(runStateQuery, this.rootCapability)),
+    );
   }
 
   /** Live threads, lifetime spawns and tokens used, as the root run counts them. */
@@ -264,7 +269,6 @@ export class ThreadService {
   result(): Promise<RootRunResult> {
     return kitCall('result', () => this.handle.result());
   }
-
 
   /**
    * Runs shutdown or complete, then waits until the run has closed, so what the caller does next (attach

@@ -146,7 +146,12 @@ export const ThreadEvent = z.discriminatedUnion('type', [
     })
     .strict(),
   z
-    .object({ type: z.literal('thread-end'), threadId: ThreadId, status: ThreadStatus, at: z.string().max(100) })
+    .object({
+      type: z.literal('thread-end'),
+      threadId: ThreadId,
+      status: ThreadStatus,
+      at: z.string().max(100),
+    })
     .strict(),
 ]);
 export type ThreadEvent = z.infer<typeof ThreadEvent>;

@@ -30,9 +30,7 @@ import type { RunSnapshot } from './run-state';
 /** SPEC S4.1: admit and start a sub-agent. */
 export const spawnUpdate = defineUpdate<AgentThread, [Capability, SpawnRequest]>('spawn');
 /** SPEC S4.2: admit and start a sub-agent on a remote target's task queue. */
-export const spawnRemoteUpdate = defineUpdate<AgentThread, [Capability, RemoteSpawnRequest]>(
-  'spawn-remote',
-);
+export const spawnRemoteUpdate = defineUpdate<AgentThread, [Capability, RemoteSpawnRequest]>('spawn-remote');
 /**
  * SPEC S4.3: send an inter-agent message. Served by the recipient's own workflow (SPEC S3.1), which
  * numbers it: a sub-agent's, or the root run for the root.

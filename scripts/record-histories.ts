@@ -124,10 +124,7 @@ async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
     'malformed send-message update',
     service.handle
       .executeUpdate(sendMessageUpdate, {
-        args: [
-          service.rootCapability,
-          { recipient: 'nope' } as never,
-        ],
+        args: [service.rootCapability, { recipient: 'nope' } as never],
       })
       .catch((error: unknown) => {
         throw new KitError(ErrorKind.Protocol, String(error));
@@ -197,7 +194,12 @@ async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
     if (notification.body.type === 'interaction') interaction = notification;
   }
   const asRoot = { capability: service.rootCapability, name: 'recorder' };
-  await resolveNotification(client, interaction, { type: 'approval', approved: true, reason: 'recorded' }, asRoot);
+  await resolveNotification(
+    client,
+    interaction,
+    { type: 'approval', approved: true, reason: 'recorded' },
+    asRoot,
+  );
   await rejectionOf(
     'a different answer to a resolved interaction',
     resolveNotification(client, interaction, { type: 'approval', approved: false }, asRoot),

@@ -48,4 +48,3 @@ export async function writeHistories(client: Client, prefix: string): Promise<vo
   );
   log(`${executions.length} histories, ${Math.round(total / 1024)} KiB in ${fixturesDir}`);
 }
-

@@ -25,7 +25,13 @@ import {
 import { capabilityRefusal } from '../domain/capability';
 import { parseInput } from '../domain/errors';
 import { Mailbox } from '../domain/mailbox';
-import { closeThreadSignal, interruptSignal, mailboxQuery, threadEventSignal, threadQuery } from '../domain/messages';
+import {
+  closeThreadSignal,
+  interruptSignal,
+  mailboxQuery,
+  threadEventSignal,
+  threadQuery,
+} from '../domain/messages';
 import { RecentAnswerLog } from '../domain/recent-answers';
 import { type AgentThread, type InterAgentMessage, type ThreadStatus } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
@@ -67,7 +73,8 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     outgoing.add(tracked);
     void tracked.finally(() => outgoing.delete(tracked));
   };
-  const report = (event: ThreadEvent) => track(root.signal(threadEventSignal, { from: authority.self, event }));
+  const report = (event: ThreadEvent) =>
+    track(root.signal(threadEventSignal, { from: authority.self, event }));
   const setStatus = (status: ThreadStatus, detail: string, changes: Partial<AgentThread> = {}) => {
     thread = { ...thread, ...changes, status, updatedAt: new Date().toISOString() };
     watch.record(thread);
@@ -77,7 +84,10 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
 
   /** Sends an operation straight to its owner (SPEC S3.1). */
   const call = (operation: ControlOperationInput) =>
-    transport.call(ownerOf(parseInput(ControlOperation, operation, 'control operation'), thread.rootId), operation);
+    transport.call(
+      ownerOf(parseInput(ControlOperation, operation, 'control operation'), thread.rootId),
+      operation,
+    );
   const controls: AgentControls = {
     spawn: async (request) => (await call({ type: 'spawn', request })) as AgentThread,
     spawnRemote: async (request) => (await call({ type: 'spawn-remote', request })) as AgentThread,

@@ -120,7 +120,10 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
         : capabilityRefusal(owner.runKey, owner.rootId, from);
     if (refusal) throw new KitError(ErrorKind.PermissionDenied, refusal);
     if (!isSelfOrBelow(from as SettleInteraction['from'], owner.threadId))
-      throw new KitError(ErrorKind.PermissionDenied, `${what}: only ${owner.threadId} or its descendants may`);
+      throw new KitError(
+        ErrorKind.PermissionDenied,
+        `${what}: only ${owner.threadId} or its descendants may`,
+      );
   };
 
   async function publish(request: PublishRequest): Promise<PublishReceipt> {

@@ -40,7 +40,9 @@ export class PendingInteractions {
   register(): void {
     setHandler(
       resolveInteractionUpdate,
-      guarded((capability: Capability, request: ResolveInteractionRequest) => this.resolve(capability, request)),
+      guarded((capability: Capability, request: ResolveInteractionRequest) =>
+        this.resolve(capability, request),
+      ),
       {
         validator: guarded((capability: unknown, request: unknown) => {
           this.check(capability, parseInput(ResolveInteractionRequest, request, 'resolve request'));
@@ -113,9 +115,13 @@ export class PendingInteractions {
     }
     const kind = this.waiting.get(requestId);
     if (!kind || this.answers.has(requestId))
-      throw new KitError(ErrorKind.NotFound, `thread ${thread.path} has no pending interaction ${requestId}`, {
-        requestId,
-      });
+      throw new KitError(
+        ErrorKind.NotFound,
+        `thread ${thread.path} has no pending interaction ${requestId}`,
+        {
+          requestId,
+        },
+      );
     if (answer.type !== kind)
       throw KitError.protocol(
         `answer.type: interaction ${requestId} is ${kind === 'approval' ? 'an' : 'a'} ${kind}, so the answer must have type '${kind}', not '${answer.type}'`,

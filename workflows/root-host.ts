@@ -98,7 +98,12 @@ export class RootHost {
   readonly recent: RecentAnswerLog;
 
   /** Control requests and side effects that arrived while releasing, to carry into the next run. */
-  get carried(): { queued: ControlRequest[]; outbox: OutboxItem[]; recent: RecentAnswer[]; operations: number } {
+  get carried(): {
+    queued: ControlRequest[];
+    outbox: OutboxItem[];
+    recent: RecentAnswer[];
+    operations: number;
+  } {
     return {
       queued: [...this.queued],
       outbox: [...this.outbox],
@@ -371,7 +376,8 @@ export class RootHost {
   /** A thread's ancestors, the root first. */
   private lineageOf(thread: AgentThread): ThreadId[] {
     const lineage: ThreadId[] = [];
-    for (let id = thread.parentId; id; id = this.state.record(id)?.thread.parentId ?? null) lineage.unshift(id);
+    for (let id = thread.parentId; id; id = this.state.record(id)?.thread.parentId ?? null)
+      lineage.unshift(id);
     return lineage;
   }
 
@@ -395,7 +401,12 @@ export class RootHost {
       })) as Omit<InterAgentMessage, 'content'>;
       return { ...sent, content: request.content };
     }
-    const message = this.state.prepareMessage(scope, request, newId('message', uuid4), new Date().toISOString());
+    const message = this.state.prepareMessage(
+      scope,
+      request,
+      newId('message', uuid4),
+      new Date().toISOString(),
+    );
     this.root.onMessage(message);
     return message;
   }

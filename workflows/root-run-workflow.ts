@@ -145,7 +145,10 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       return state.snapshot();
     }),
   );
-  setHandler(runCountsQuery, () => ({ threads: state.threads().length, admissionOpen: state.isAdmissionOpen }));
+  setHandler(runCountsQuery, () => ({
+    threads: state.threads().length,
+    admissionOpen: state.isAdmissionOpen,
+  }));
   setHandler(threadQuery, () => state.root);
   setHandler(interruptSignal, () => void loop.interrupt());
   host.transport.register();

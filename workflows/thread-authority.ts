@@ -45,7 +45,9 @@ export class ThreadAuthority {
   /** SPEC S4.6: a thread is interrupted by its ancestors (the root by the root). */
   checkMayInterrupt(caller: Capability, path: string): void {
     const allowed =
-      this.threadId === this.rootId ? caller.threadId === this.rootId : isAncestorOf(caller, this.self.lineage);
+      this.threadId === this.rootId
+        ? caller.threadId === this.rootId
+        : isAncestorOf(caller, this.self.lineage);
     if (!allowed) throw denied(`thread ${caller.threadId} may only interrupt its descendants, not ${path}`);
   }
 

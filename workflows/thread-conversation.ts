@@ -90,7 +90,11 @@ export class ThreadConversation {
         {
           protocolVersion: 1,
           conversationId: this.conversationId,
-          owner: { rootId: this.authority.rootId, threadId: this.authority.threadId, runKey: this.authority.runKey },
+          owner: {
+            rootId: this.authority.rootId,
+            threadId: this.authority.threadId,
+            runKey: this.authority.runKey,
+          },
         },
       ],
       staticSummary: `conversation of ${this.thread().path}`,

@@ -55,7 +55,9 @@ export class ThreadOperations {
     );
     setHandler(
       interruptUpdate,
-      guarded((capability: Capability, threadId: string) => this.interrupt(capability, threadId, updateKey())),
+      guarded((capability: Capability, threadId: string) =>
+        this.interrupt(capability, threadId, updateKey()),
+      ),
       {
         validator: guarded((capability: unknown, threadId: unknown) => {
           this.checkInterrupt(capability, threadId);
@@ -66,7 +68,11 @@ export class ThreadOperations {
   }
 
   /** SPEC S4.3: admits a message (checked first), numbered by this mailbox. */
-  private send(capability: Capability, request: SendMessageRequest, key: string | undefined): InterAgentMessage {
+  private send(
+    capability: Capability,
+    request: SendMessageRequest,
+    key: string | undefined,
+  ): InterAgentMessage {
     const parsed = parseInput(SendMessageRequest, request, 'message');
     const earlier = this.recent.find(key, parsed) as Remembered | undefined;
     if (earlier) return { ...earlier, content: parsed.content };
@@ -107,7 +113,11 @@ export class ThreadOperations {
   }
 
   /** SPEC S4.6: cancels the running turn (the thread stays alive) and says what it did. */
-  private interrupt(capability: Capability, threadId: string, key: string | undefined): AgentInterruptReceipt {
+  private interrupt(
+    capability: Capability,
+    threadId: string,
+    key: string | undefined,
+  ): AgentInterruptReceipt {
     const earlier = this.recent.find(key, threadId) as AgentInterruptReceipt | undefined;
     if (earlier) return earlier;
     this.checkInterrupt(capability, threadId);

@@ -20,7 +20,9 @@ const grandchild = id('c');
 test('HMAC-SHA256 in plain TypeScript matches node:crypto', () => {
   for (const text of ['', 'abc', 'x'.repeat(1_000), 'ünïcödé ✓']) {
     const key = randomBytes(32).toString('hex');
-    expect(hmacSha256Hex(key, text)).toBe(createHmac('sha256', Buffer.from(key, 'hex')).update(text).digest('hex'));
+    expect(hmacSha256Hex(key, text)).toBe(
+      createHmac('sha256', Buffer.from(key, 'hex')).update(text).digest('hex'),
+    );
   }
 });
 

@@ -38,7 +38,9 @@ test('a mailbox refuses bytes past maxWaitingBytes, but always takes one message
 test('RecentAnswerLog answers a retried id with its answer, refuses another input, forgets the oldest', () => {
   const log = new RecentAnswerLog();
   log.remember('update|1', { content: 'hello' }, { id: 'message_1' });
-  expect(new RecentAnswerLog(log.snapshot()).find('update|1', { content: 'hello' })).toEqual({ id: 'message_1' });
+  expect(new RecentAnswerLog(log.snapshot()).find('update|1', { content: 'hello' })).toEqual({
+    id: 'message_1',
+  });
   expect(() => log.find('update|1', { content: 'other' })).toThrow(/another input/);
   expect(log.find('update|2', { content: 'hello' })).toBeUndefined();
   expect(log.find(undefined, {})).toBeUndefined();

@@ -174,7 +174,12 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
         });
         if (body.type === 'interaction') {
           await retrying(() =>
-            resolveNotification(client, notification, { type: 'approval', approved: true }),
+            resolveNotification(
+              client,
+              notification,
+              { type: 'approval', approved: true },
+              { capability: service.rootCapability },
+            ),
           );
           log.push({ type: 'resolved', requestId: body.requestId });
         }

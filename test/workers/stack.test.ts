@@ -1,11 +1,12 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ErrorKind, KitError } from '../../domain/errors';
-import { newId } from '../../domain/ids';
+import { rootCapability } from '../../domain/capability';
+import { newId, type ThreadId } from '../../domain/ids';
 import { loadThreadQuery, spawnUpdate } from '../../domain/messages';
-import { DelegationGrant, type ControlScope, type RootRunInputShape } from '../../domain/schemas';
+import { DelegationGrant, type RootRunInputShape } from '../../domain/schemas';
 import { kitCall, toKitError } from '../../client/errors';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('stack');
@@ -16,10 +17,14 @@ beforeAll(async () => {
 });
 afterAll(async () => temporal?.close());
 
+const runKey = randomBytes(32).toString('hex');
+
 function rootInput(): RootRunInputShape {
   const rootThreadId = newId('thread', randomUUID);
   return {
+    protocolVersion: 1,
     rootThreadId,
+    runKey,
     taskQueue,
     spec: { task: 'prove the stack', name: 'root' },
     grant: DelegationGrant.parse({ owner: 'tests', rootThreadId }),
@@ -33,11 +38,8 @@ test('a root-run workflow starts on the real server and answers a query', async 
     workflowId: input.rootThreadId,
     args: [input],
   });
-  const root = await handle.query(
-    loadThreadQuery,
-    { rootId: input.rootThreadId, threadId: input.rootThreadId },
-    input.rootThreadId,
-  );
+  const capability = rootCapability(runKey, input.rootThreadId as ThreadId);
+  const root = await handle.query(loadThreadQuery, capability, input.rootThreadId);
   expect(root).toMatchObject({
     ok: true,
     value: { id: input.rootThreadId, path: '/root', depth: 0, parentId: null },
@@ -69,7 +71,7 @@ test('an update rejected by its validator reaches the client as a Protocol KitEr
     workflowId: input.rootThreadId,
     args: [input],
   });
-  const scope = { rootId: input.rootThreadId, threadId: input.rootThreadId } as ControlScope;
+  const scope = rootCapability(runKey, input.rootThreadId as ThreadId);
   const rejected = await kitCall('spawn', () =>
     handle.executeUpdate(spawnUpdate, { args: [scope, { task: '', fork: { type: 'none' } } as never] }),
   ).catch((error: unknown) => error);

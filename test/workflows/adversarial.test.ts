@@ -47,10 +47,7 @@ test('forged ids, wrong types, out-of-scope calls, reused request ids and huge p
   await untilTurns(service, child.id, 1);
   await untilTurns(service, other.id, 1);
   const before = { counters: await service.counters(), threads: await root.listThreads() };
-  const childControls = new ThreadControls(service.handle, {
-    rootId: service.rootThreadId,
-    threadId: child.id,
-  });
+  const childControls = new ThreadControls(service.handle, await service.capabilityOf(child.id));
 
   const cases: [string, Promise<unknown>, string][] = [
     ['malformed thread id', root.sendMessage({ recipient: 'thread_XYZ', content: 'hi' }), ErrorKind.Protocol],
@@ -73,7 +70,7 @@ test('forged ids, wrong types, out-of-scope calls, reused request ids and huge p
       executeUpdate(
         service.handle,
         spawnUpdate,
-        [root.scope, { task: 't', kernel: mediumScript } as never],
+        [root.capability, { task: 't', kernel: mediumScript } as never],
         'spawn',
       ),
       ErrorKind.Protocol,
@@ -101,21 +98,46 @@ test('forged ids, wrong types, out-of-scope calls, reused request ids and huge p
     ['negative wait timeout', root.wait({ threadIds: [child.id], timeoutMs: -1 }), ErrorKind.Protocol],
     [
       'reopen a forged root',
-      ThreadService.reopen(temporal.client, newId('thread', randomUUID)),
+      ThreadService.reopen(temporal.client, newId('thread', randomUUID), service.capability),
       ErrorKind.NotFound,
     ],
-    ['reopen a malformed root', ThreadService.reopen(temporal.client, 'root'), ErrorKind.Protocol],
+    [
+      'reopen a malformed root',
+      ThreadService.reopen(temporal.client, 'root', service.capability),
+      ErrorKind.Protocol,
+    ],
+    [
+      'reopen with another run key',
+      ThreadService.reopen(temporal.client, service.rootThreadId, 'a'.repeat(64)),
+      ErrorKind.PermissionDenied,
+    ],
+    [
+      'reopen with a malformed capability',
+      ThreadService.reopen(temporal.client, service.rootThreadId, 'secret'),
+      ErrorKind.Protocol,
+    ],
   ];
   const kinds = await Promise.all(cases.map(async ([, call]) => (await kitErrorOf(call)).kind));
   expect(cases.map(([what], index) => `${what}: ${kinds[index]}`)).toEqual(
     cases.map(([what, , kind]) => `${what}: ${kind}`),
   );
-  // A forged caller scope: a thread of no run, calling into this run.
+  // A forged capability: a thread of no run, or the child claiming to be the root, calling into this run.
   const forgedScope = new ThreadControls(service.handle, {
     rootId: service.rootThreadId,
     threadId: newId('thread', randomUUID),
+    lineage: [service.rootThreadId],
+    proof: '0'.repeat(64),
   });
-  expect((await kitErrorOf(forgedScope.spawn({ task: 'x' }))).kind).toMatch(/PermissionDenied|NotFound/);
+  expect((await kitErrorOf(forgedScope.spawn({ task: 'x' }))).kind).toBe(ErrorKind.PermissionDenied);
+  const claimsRoot = new ThreadControls(service.handle, {
+    ...childControls.capability,
+    threadId: service.rootThreadId,
+    lineage: [],
+  });
+  expect((await kitErrorOf(claimsRoot.spawn({ task: 'x' }))).kind).toBe(ErrorKind.PermissionDenied);
+  expect((await kitErrorOf(claimsRoot.sendMessage({ recipient: other.id, content: 'x' }))).kind).toBe(
+    ErrorKind.PermissionDenied,
+  );
   // Out of scope reads are null, never an error that leaks existence (S4.4).
   expect(await childControls.loadThread(other.id)).toBeNull();
 

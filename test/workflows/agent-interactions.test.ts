@@ -95,7 +95,12 @@ test('a child at depth 2 asks for approval; a receiver on the root conversation 
   const asker = (await service.rootControls().listThreads()).find((thread) => thread.name === 'asker')!;
   expect(asker).toMatchObject({ depth: 2, parentId: lead.id });
   expect(interaction.body.type === 'interaction' && interaction.body.threadId).toBe(asker.id);
-  await resolveNotification(temporal.client, interaction, { type: 'approval', approved: true });
+  await resolveNotification(
+    temporal.client,
+    interaction,
+    { type: 'approval', approved: true },
+    { capability: service.rootCapability },
+  );
   expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('answer was approved');
   // The interaction is settled in both conversations: nobody is offered it again.
   expect((await conversationSummary(temporal.client, asker.conversationId)).pendingInteractions).toBe(0);
@@ -147,7 +152,12 @@ describe('tools that need approval (S6.1)', () => {
       kind: 'approval',
       tool: { name: 'deploy', input: { service: 'billing' } },
     });
-    await resolveNotification(temporal.client, interaction, { type: 'approval', approved: true });
+    await resolveNotification(
+    temporal.client,
+    interaction,
+    { type: 'approval', approved: true },
+    { capability: service.rootCapability },
+  );
     expect((await service.rootControls().subscribeFirstTurn(service.rootThreadId)).result).toBe(
       'tool said: deployed billing',
     );
@@ -164,11 +174,12 @@ describe('tools that need approval (S6.1)', () => {
       (await service.refreshRoot()).conversationId,
       { taskQueue },
     );
-    await resolveNotification(temporal.client, await nextInteraction(receiver), {
-      type: 'approval',
-      approved: false,
-      reason: 'freeze week',
-    });
+    await resolveNotification(
+      temporal.client,
+      await nextInteraction(receiver),
+      { type: 'approval', approved: false, reason: 'freeze week' },
+      { capability: service.rootCapability },
+    );
     const first = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
     expect(first.result).toMatch(/a person denied this call: freeze week/);
     expect(deployments).not.toContain('payments');

@@ -1,7 +1,7 @@
 // SPEC S3.10: every handler is total. Signals sent by name from a raw Temporal client — null, wrong
-// shapes, forged operation and request ids, out-of-window sequence numbers and payloads near 2 MiB —
-// to every signal of an agent, its root run and its conversation: no workflow task fails, nothing
-// changes, and the tree keeps working (a message with triggerTurn still runs a turn, in order).
+// shapes, forged operation ids and proofs, and payloads near 2 MiB — to every signal of an agent, its
+// root run and its conversation: no workflow task fails, nothing changes, and the tree keeps working
+// (a message with triggerTurn still runs a turn, numbered 1).
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { newId, relatedId } from '../../domain/ids';
@@ -54,24 +54,18 @@ test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and
   });
   await untilTurns(service, child.id, 1);
   const client = temporal.client;
-  const forgedMessage = (seq: number, content: string) => ({
-    id: newId('message', randomUUID),
-    sender: service.rootThreadId,
-    recipient: child.id,
-    seq,
-    content,
-    triggerTurn: true,
-    sentAt: new Date().toISOString(),
+  // Well-shaped, but proven by nobody: a capability with a made-up proof.
+  const forged = (threadId: string, lineage: string[]) => ({
+    rootId: service.rootThreadId,
+    threadId,
+    lineage,
+    proof: 'e'.repeat(64),
   });
+  const forgedRoot = forged(service.rootThreadId, []);
+  const forgedChild = forged(child.id, [service.rootThreadId]);
 
-  const childSignals = [
-    'control-response',
-    'deliver-message',
-    'close-thread',
-    'interaction-answered',
-    'interrupt',
-  ];
-  const rootSignals = ['control-request', 'thread-event', 'interrupt'];
+  const childSignals = ['control-request', 'control-response', 'close-thread', 'interrupt'];
+  const rootSignals = ['control-request', 'control-response', 'thread-event', 'interrupt'];
   const conversationSignals = ['publish', 'interaction-settled', 'conversation-page-delivered'];
   const sends: Promise<void>[] = [];
   for (const payload of junk()) {
@@ -79,23 +73,52 @@ test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and
     for (const name of rootSignals) sends.push(signal(client, service.rootThreadId, name, payload));
     for (const name of conversationSignals) sends.push(signal(client, child.conversationId, name, payload));
   }
-  // Shaped like the real thing, but forged: a response to no pending operation, an answer to no
-  // pending interaction, deliveries far ahead of the mailbox's window, a delivery with huge content.
-  sends.push(signal(client, child.id, 'control-response', { operationId: `${child.id}/999`, result: {} }));
+  const message = (content: string) => ({ recipient: child.id, content, triggerTurn: true });
   sends.push(
-    signal(client, child.id, 'interaction-answered', {
-      requestId: newId('request', randomUUID),
-      answer: { type: 'approval', approved: true },
+    // A message, a close and a response from a forged root; a response for an operation nobody awaits.
+    signal(client, child.id, 'control-request', {
+      from: forgedRoot,
+      operationId: 'x/1',
+      operation: { type: 'send-message', request: message('from nowhere') },
+    }),
+    signal(client, child.id, 'control-request', {
+      from: forgedRoot,
+      operationId: 'x/2',
+      operation: { type: 'send-message', request: message(nearlyTwoMiB) },
+    }),
+    signal(client, child.id, 'close-thread', { from: forgedRoot, reason: 'forged' }),
+    signal(client, child.id, 'control-response', {
+      from: forgedRoot,
+      operationId: `${child.id}/1`,
+      result: {},
+    }),
+    // A spawn and an invented turn from a forged child, to its root run.
+    signal(client, service.rootThreadId, 'control-request', {
+      from: forgedChild,
+      operationId: 'y/1',
+      operation: { type: 'spawn', request: { task: 'forged', fork: { type: 'none' } } },
+    }),
+    signal(client, service.rootThreadId, 'thread-event', {
+      from: forgedChild,
+      event: { type: 'thread-end', threadId: child.id, status: 'completed', at: new Date().toISOString() },
+    }),
+    // A notification from a forged child, to its conversation.
+    signal(client, child.conversationId, 'publish', {
+      from: forgedChild,
+      notifications: [
+        {
+          id: newId('notification', randomUUID),
+          createdAt: new Date().toISOString(),
+          body: { type: 'message', text: 'forged' },
+        },
+      ],
     }),
   );
-  for (const seq of [5_000 + 1, 1_000_000, Number.MAX_SAFE_INTEGER])
-    sends.push(signal(client, child.id, 'deliver-message', forgedMessage(seq, 'from nowhere')));
-  sends.push(signal(client, child.id, 'deliver-message', forgedMessage(2, nearlyTwoMiB)));
   await Promise.all(sends);
 
   // The tree still works: a real message triggers the next turn of the same, live thread.
-  const message = await root.sendMessage({ recipient: child.id, content: 'still there?', triggerTurn: true });
-  expect(message.seq).toBe(1);
+  const sent = await root.sendMessage({ recipient: child.id, content: 'still there?', triggerTurn: true });
+  expect(sent.seq).toBe(1);
   await untilTurns(service, child.id, 2);
   const mailbox = await client.workflow.getHandle(child.id).query(mailboxQuery);
   expect(mailbox.received.map((entry) => [entry.seq, entry.content])).toEqual([[1, 'still there?']]);
@@ -105,6 +128,8 @@ test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and
     'the child to report its second turn',
   );
   expect(threads.find((thread) => thread.id === child.id)?.status).toBe('idle');
+  expect(threads).toHaveLength(2);
+  expect(await service.counters()).toMatchObject({ live: 1, total: 1 });
 
   for (const workflowId of [
     child.id,

@@ -67,7 +67,7 @@ describe('interrupt (S4.6)', () => {
     const first = await service.rootControls().spawn({ task: 'a' });
     const second = await service.rootControls().spawn({ task: 'b' });
     const { ThreadControls } = await import('../../client/thread-service');
-    const sibling = new ThreadControls(service.handle, { rootId: service.rootThreadId, threadId: first.id });
+    const sibling = new ThreadControls(service.handle, await service.capabilityOf(first.id));
     expect((await kitErrorOf(sibling.interrupt(second.id))).kind).toBe('PermissionDenied');
   });
 });
@@ -271,7 +271,7 @@ describe('close, shutdown, complete (S4.8, S3.5, S3.8)', () => {
     expect(Math.max(...threads.map((thread) => thread.depth))).toBe(3);
     // The first caller gives up after its shutdown was accepted; a second call finishes the join.
     const abandoned = await service.handle.startUpdate(shutdownUpdate, {
-      args: [service.rootControls().scope],
+      args: [service.rootCapability],
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
     const report = await service.shutdown();

@@ -45,7 +45,7 @@ test('the fixtures hold accepted and failed updates, an interrupted activity and
   // An update accepted by its validator whose handler then failed it (Conflict, PermissionDenied, Closed).
   expect(texts.some((text) => /UPDATE_COMPLETED[\s\S]*"failure"/.test(text))).toBe(true);
   expect(holding('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED')).toBeGreaterThan(0);
-  expect(holding('interaction-answered')).toBeGreaterThan(0);
+  expect(holding('resolve-interaction')).toBeGreaterThan(0);
 });
 
 test('every recorded history replays without non-determinism (S7.4)', async () => {

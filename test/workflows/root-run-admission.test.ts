@@ -76,7 +76,9 @@ describe('attach (S3.2) and reopen (S3.3)', () => {
       }),
     );
     expect(wrongRoot.kind).toBe('PermissionDenied');
-    expect((await kitErrorOf(ThreadService.reopen(temporal.client, rootThreadId))).kind).toBe('NotFound');
+    expect((await kitErrorOf(ThreadService.reopen(temporal.client, rootThreadId, 'a'.repeat(64)))).kind).toBe(
+      'NotFound',
+    );
   });
 
   test('an exhausted budget is QuotaExceeded', async () => {
@@ -104,7 +106,7 @@ describe('attach (S3.2) and reopen (S3.3)', () => {
     await service.rootControls().spawn({ task: 'one' });
     await service.rootControls().spawn({ task: 'two' });
     await connection.close();
-    const reopened = await ThreadService.reopen(temporal.client, service.rootThreadId);
+    const reopened = await ThreadService.reopen(temporal.client, service.rootThreadId, service.capability);
     expect(await reopened.counters()).toEqual({ live: 2, total: 2, tokens: 0, admissionOpen: true });
     expect((await reopened.rootControls().listThreads()).map((thread) => thread.path)).toEqual([
       '/root',
@@ -123,7 +125,11 @@ describe('spawn admission (S4.1)', () => {
         const connection = await Connection.connect({ address: temporal.address });
         return {
           connection,
-          service: await ThreadService.reopen(new Client({ connection }), service.rootThreadId),
+          service: await ThreadService.reopen(
+            new Client({ connection }),
+            service.rootThreadId,
+            service.capability,
+          ),
         };
       }),
     );
@@ -233,10 +239,11 @@ describe('spawn admission (S4.1)', () => {
     expect(error.kind).toBe('Protocol');
     expect(error.message).toContain('name');
     // The workflow's validator refuses it too, for callers that skip the client library.
-    const scope = { rootId: service.rootThreadId, threadId: service.rootThreadId };
     const raw = await kitErrorOf(
       kitCall('spawn', () =>
-        service.handle.executeUpdate(spawnUpdate, { args: [scope, { task: 'x', depth: 7 } as never] }),
+        service.handle.executeUpdate(spawnUpdate, {
+          args: [service.rootCapability, { task: 'x', depth: 7 } as never],
+        }),
       ),
     );
     expect(raw).toMatchObject({ kind: 'Protocol', details: { fields: [''] } });

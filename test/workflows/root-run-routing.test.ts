@@ -98,14 +98,16 @@ describe('scope (S4.3, S4.4)', () => {
     expect(forgedBody.message).toMatch(/sender/);
     expect((await kitErrorOf(root.spawn({ task: 'x', callerId: child.id } as never))).kind).toBe('Protocol');
     // A scope naming another run's root, or a thread that is not in this run, is refused.
-    const foreign = new ThreadControls(service.handle, {
-      rootId: other.rootThreadId,
-      threadId: other.rootThreadId,
-    });
+    const foreign = new ThreadControls(service.handle, other.rootCapability);
     expect((await kitErrorOf(foreign.spawn({ task: 'x' }))).kind).toBe('PermissionDenied');
+    expect((await kitErrorOf(foreign.sendMessage({ recipient: child.id, content: 'x' }))).kind).toBe(
+      'PermissionDenied',
+    );
     const stranger = new ThreadControls(service.handle, {
       rootId: service.rootThreadId,
       threadId: newId('thread', randomUUID),
+      lineage: [service.rootThreadId],
+      proof: 'f'.repeat(64),
     });
     expect((await kitErrorOf(stranger.sendMessage({ recipient: child.id, content: 'x' }))).kind).toBe(
       'PermissionDenied',
@@ -113,10 +115,7 @@ describe('scope (S4.3, S4.4)', () => {
     expect((await kitErrorOf(stranger.listThreads())).kind).toBe('PermissionDenied');
     expect(await service.counters()).toMatchObject({ total: 1 });
     // An agent's scope is its own: a child acting through the host cannot see its parent's other children.
-    const childScope = new ThreadControls(service.handle, {
-      rootId: service.rootThreadId,
-      threadId: child.id,
-    });
+    const childScope = new ThreadControls(service.handle, await service.capabilityOf(child.id));
     expect(await childScope.loadThread(service.rootThreadId)).toBeNull();
     expect((await childScope.listThreads()).map((thread) => thread.id)).toEqual([child.id]);
   });
@@ -157,7 +156,7 @@ describe('messages (S4.3, S3.7)', () => {
       senders.map(async (connection, sender) => {
         const controls = new ThreadControls(
           new Client({ connection }).workflow.getHandle(service.rootThreadId),
-          root.scope,
+          root.capability,
         );
         for (let index = 0; index < 20; index++)
           await controls.sendMessage({ recipient: hub.id, content: `root${sender}-${index}` });
@@ -270,10 +269,7 @@ describe('messages (S4.3, S3.7)', () => {
       [3, child.id, 'report 3'],
     ]);
     expect(await service.takeRootMessages()).toEqual([]);
-    const childScope = new ThreadControls(service.handle, {
-      rootId: service.rootThreadId,
-      threadId: child.id,
-    });
+    const childScope = new ThreadControls(service.handle, await service.capabilityOf(child.id));
     expect((await kitErrorOf(childScope.takeRootMessages())).kind).toBe('PermissionDenied');
   });
 

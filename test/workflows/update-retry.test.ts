@@ -1,11 +1,12 @@
 // SPEC S3.10: a retried update takes effect once, also when the first attempt landed on an earlier run
 // of a root that has since continued as new (Temporal deduplicates update ids only within one run).
 // Spawns: every client spawn carries a request id (one is made when the caller gives none), which the
-// root's registry remembers across runs. Messages: the root carries its last sendMessage update ids.
+// root's registry remembers across runs. Messages and interrupts: the thread that owns them (SPEC S3.1)
+// carries its last update ids and their answers.
 import { temporal as proto } from '@temporalio/proto';
-import { mailboxQuery, sendMessageUpdate, spawnUpdate } from '../../domain/messages';
+import { interruptUpdate, mailboxQuery, sendMessageUpdate, spawnUpdate } from '../../domain/messages';
 import type { ThreadService } from '../../client/thread-service';
-import { attachRun, eventually } from '../helpers/runs';
+import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -16,19 +17,24 @@ beforeAll(async () => {
 });
 afterAll(async () => temporal?.close());
 
-/** Sends cheap updates (a non-blocking wait) until the root has continued as new. */
-async function untilContinuedAsNew(service: ThreadService, threadId: string): Promise<void> {
-  const firstRunId = (await service.handle.describe()).runId;
+/** Sends cheap updates (`poke`) until workflow `workflowId` has continued as new. */
+async function untilContinuedAsNew(workflowId: string, poke: () => Promise<unknown>): Promise<void> {
+  const handle = temporal.client.workflow.getHandle(workflowId);
+  const firstRunId = (await handle.describe()).runId;
   await eventually(
     async () => {
-      await service.rootControls().wait({ threadIds: [threadId], timeoutMs: 0 });
-      return (await service.handle.describe()).runId;
+      await poke();
+      return (await handle.describe()).runId;
     },
     (runId) => runId !== firstRunId,
-    'the root to continue as new',
+    `${workflowId} to continue as new`,
     120_000,
   );
 }
+
+/** A non-blocking wait: a cheap update to the root run. */
+const pokeRoot = (service: ThreadService, threadId: string) => () =>
+  service.rootControls().wait({ threadIds: [threadId], timeoutMs: 0 });
 
 test('a spawn update re-sent with the same update id after the root continued as new spawns once', async () => {
   const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
@@ -47,7 +53,7 @@ test('a spawn update re-sent with the same update id after the root continued as
   expect(request.requestId).toMatch(/^request_[0-9a-f]{32}$/);
 
   // Push the root through continue-as-new with cheap updates.
-  await untilContinuedAsNew(service, first.id);
+  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, first.id));
 
   // The retry: same update id, same arguments, on the new run.
   const again = await temporal.client.workflow
@@ -59,16 +65,22 @@ test('a spawn update re-sent with the same update id after the root continued as
   await service.shutdown();
 }, 180_000);
 
-test('a sendMessage update re-sent with the same update id after the root continued as new is sent once', async () => {
+test('a sendMessage update re-sent with the same update id after the recipient continued as new is sent once', async () => {
   const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
   const root = service.rootControls();
   const child = await root.spawn({ task: 'receive once', name: 'receiver' });
-  const handle = temporal.client.workflow.getHandle(service.rootThreadId);
-  const args = [root.scope, { recipient: child.id, content: 'exactly once', triggerTurn: false }] as const;
+  await untilTurns(service, child.id, 1);
+  // The recipient's own workflow numbers its mailbox (SPEC S3.1): the update goes there.
+  const handle = temporal.client.workflow.getHandle(child.id);
+  const args = [
+    root.capability,
+    { recipient: child.id, content: 'exactly once', triggerTurn: false },
+  ] as const;
   const updateId = `retry-${child.id}`;
   const first = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
 
-  await untilContinuedAsNew(service, child.id);
+  // Interrupts of an idle thread change nothing: cheap updates that push it through continue-as-new.
+  await untilContinuedAsNew(child.id, () => root.interrupt(child.id));
 
   const again = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
   expect(again).toEqual(first);
@@ -90,5 +102,20 @@ test('a sendMessage update re-sent with the same update id after the root contin
     [1, 'exactly once'],
     [2, 'next'],
   ]);
+  await service.shutdown();
+}, 180_000);
+
+test('an interrupt update re-sent with the same update id after the thread continued as new gets its receipt', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'idle', name: 'idler' });
+  await untilTurns(service, child.id, 1);
+  const handle = temporal.client.workflow.getHandle(child.id);
+  const updateId = `interrupt-${child.id}`;
+  const first = await handle.executeUpdate(interruptUpdate, { args: [root.capability, child.id], updateId });
+  expect(first).toEqual({ thread: child.id, cancellationRequested: false });
+  await untilContinuedAsNew(child.id, () => root.interrupt(child.id));
+  const again = await handle.executeUpdate(interruptUpdate, { args: [root.capability, child.id], updateId });
+  expect(again).toEqual(first);
   await service.shutdown();
 }, 180_000);

@@ -94,7 +94,10 @@ export async function streamConversation(options: {
       } else if (policy.mode === 'approve') {
         const answer: InteractionAnswer =
           kind === 'approval' ? { type: 'approval', approved: true } : { type: 'question', text: 'yes' };
-        await resolveNotification(client, item, answer, { capability: options.capability, name: 'agents-kit CLI' });
+        await resolveNotification(client, item, answer, {
+          capability: options.capability,
+          name: 'agents-kit CLI',
+        });
         say(
           kind === 'approval'
             ? `approved automatically (${policy.because})`

@@ -1,0 +1,203 @@
+// SPEC S3.9: authority is proven, not claimed. From a raw Temporal client, every forged sender, turn
+// result, answer and settlement is refused and changes nothing: a forged thread end frees no slot, a
+// forged turn end is not what wait returns, a forged or unrelated resolver cannot answer an approval,
+// and a forged settlement does not erase it. The real answer, from the root's capability, still works.
+import type { Client } from '@temporalio/client';
+import { conversationSummary, resolveNotification } from '../../client/conversations';
+import { kitCall } from '../../client/errors';
+import { relatedId } from '../../domain/ids';
+import { resolveInteractionUpdate } from '../../domain/messages';
+import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+
+let temporal: TestTemporal;
+const taskQueue = uniqueTaskQueue('forged');
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  await temporal.startWorker({ taskQueue });
+});
+afterAll(async () => temporal?.close());
+
+const signal = (client: Client, workflowId: string, name: string, payload: unknown) =>
+  client.workflow.getHandle(workflowId).signal<[unknown]>(name, payload);
+
+const asksFirst = {
+  type: 'scripted' as const,
+  turns: [
+    [
+      { type: 'ask' as const, kind: 'approval' as const, prompt: 'may I?' },
+      { type: 'reply' as const, text: 'answer was {{last}}' },
+    ],
+  ],
+};
+
+test('forged thread events free no slot and invent no turn that wait returns', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', maxConcurrent: 1 },
+  });
+  const root = service.rootControls();
+  // The child waits for an approval: running, its turn not over.
+  const child = await root.spawn({ task: 'wait for a person', name: 'waiter', kernel: asksFirst });
+  await eventually(
+    () => root.loadThread(child.id),
+    (thread) => thread?.status === 'running',
+    'the child running',
+  );
+  const forgedChild = {
+    rootId: service.rootThreadId,
+    threadId: child.id,
+    lineage: [service.rootThreadId],
+    proof: '1'.repeat(64),
+  };
+  const at = new Date().toISOString();
+  await signal(temporal.client, service.rootThreadId, 'thread-event', {
+    from: forgedChild,
+    event: { type: 'thread-end', threadId: child.id, status: 'completed', at },
+  });
+  await signal(temporal.client, service.rootThreadId, 'thread-event', {
+    from: forgedChild,
+    event: {
+      type: 'turn-end',
+      threadId: child.id,
+      outcome: { turn: 1, status: 'completed', result: 'forged', tokens: 0, endedAt: at },
+      nextStatus: 'idle',
+    },
+  });
+  // A real child's capability may not report for another thread either.
+  const childCapability = await service.capabilityOf(child.id);
+  await signal(temporal.client, service.rootThreadId, 'thread-event', {
+    from: childCapability,
+    event: { type: 'thread-end', threadId: service.rootThreadId, status: 'completed', at },
+  });
+
+  expect((await kitErrorOf(root.spawn({ task: 'one too many' }))).kind).toBe('QuotaExceeded');
+  const waited = await root.wait({ threadIds: [child.id], timeoutMs: 1_000 });
+  expect(waited.timedOut).toBe(true);
+  expect(waited.outcomes[0]).toMatchObject({ threadId: child.id, status: 'running' });
+  expect(waited.outcomes[0]?.latestTurn).toBeUndefined();
+  expect(await service.counters()).toMatchObject({ live: 1, total: 1 });
+  expect((await service.refreshRoot()).status).not.toBe('completed');
+  await service.shutdown();
+}, 120_000);
+
+test('forged and unrelated resolvers and a forged settlement leave the approval pending; the root answers it', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const root = service.rootControls();
+  const asker = await root.spawn({ task: 'ask', name: 'asker', kernel: asksFirst });
+  const sibling = await root.spawn({ task: 'stand by', name: 'sibling' });
+  const pending = await eventually(
+    () => conversationSummary(temporal.client, asker.conversationId),
+    (summary) => summary.pendingInteractions === 1,
+    'the approval to be published',
+  );
+  expect(pending.pendingInteractions).toBe(1);
+  // The request id, from the asker's conversation as any reader sees it.
+  const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
+  const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
+    taskQueue,
+  });
+  let interaction = await receiver.recv();
+  while (interaction && interaction.body.type !== 'interaction') interaction = await receiver.recv();
+  await receiver.dispose();
+  if (interaction?.body.type !== 'interaction') throw new Error('no interaction');
+  const { requestId } = interaction.body;
+  const approve = { type: 'approval' as const, approved: true };
+
+  const forgedRoot = {
+    rootId: service.rootThreadId,
+    threadId: service.rootThreadId,
+    lineage: [],
+    proof: '2'.repeat(64),
+  };
+  const refusals = await Promise.all([
+    kitErrorOf(resolveNotification(temporal.client, interaction, approve, { capability: forgedRoot })),
+    kitErrorOf(
+      resolveNotification(temporal.client, interaction, approve, {
+        capability: await service.capabilityOf(sibling.id),
+      }),
+    ),
+    // Without a capability, the thread's conversation refuses to resolve it itself.
+    kitErrorOf(resolveNotification(temporal.client, interaction, approve)),
+    // Sent past the client's checks, with a capability of another run.
+    kitErrorOf(
+      kitCall('resolve', async () =>
+        temporal.client.workflow.getHandle(asker.id).executeUpdate(resolveInteractionUpdate, {
+          args: [
+            (await attachRun(temporal.client, taskQueue)).rootCapability,
+            { requestId, answer: approve },
+          ],
+        }),
+      ),
+    ),
+  ]);
+  expect(refusals.map((error) => error.kind)).toEqual([
+    'PermissionDenied',
+    'PermissionDenied',
+    'PermissionDenied',
+    'PermissionDenied',
+  ]);
+  const resolution = {
+    requestId,
+    threadId: asker.id,
+    conversationId: asker.conversationId,
+    answer: approve,
+    resolvedAt: new Date().toISOString(),
+  };
+  for (const conversationId of [asker.conversationId, relatedId('conversation', service.rootThreadId)]) {
+    await signal(temporal.client, conversationId, 'interaction-settled', { resolution });
+    await signal(temporal.client, conversationId, 'interaction-settled', { from: forgedRoot, resolution });
+  }
+  // A sibling's real capability may not settle another thread's conversation either.
+  await signal(temporal.client, asker.conversationId, 'interaction-settled', {
+    from: await service.capabilityOf(sibling.id),
+    resolution,
+  });
+  const stillPending = await conversationSummary(temporal.client, asker.conversationId);
+  expect(stillPending).toMatchObject({ pendingInteractions: 1, resolvedInteractions: 0 });
+  expect((await root.loadThread(asker.id))?.turnsCompleted).toBe(0);
+
+  const answered = await resolveNotification(temporal.client, interaction, approve, {
+    capability: service.rootCapability,
+    name: 'ops on call',
+  });
+  expect(answered).toMatchObject({
+    requestId,
+    threadId: asker.id,
+    answer: approve,
+    resolvedBy: { threadId: service.rootThreadId, name: 'ops on call' },
+  });
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('answer was approved');
+  // Same answer again: the same resolution; another answer: Conflict.
+  expect(
+    await resolveNotification(temporal.client, interaction, approve, { capability: service.rootCapability }),
+  ).toMatchObject({ requestId, resolvedAt: answered.resolvedAt });
+  expect(
+    (
+      await kitErrorOf(
+        resolveNotification(
+          temporal.client,
+          interaction,
+          { type: 'approval', approved: false },
+          { capability: service.rootCapability },
+        ),
+      )
+    ).kind,
+  ).toBe('Conflict');
+  await eventually(
+    () => conversationSummary(temporal.client, asker.conversationId),
+    (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 1,
+    'the answer settled in the asker conversation',
+  );
+  const rootSummary = await conversationSummary(
+    temporal.client,
+    relatedId('conversation', service.rootThreadId),
+  );
+  expect(rootSummary.pendingInteractions).toBe(0);
+  // The tree goes on: nothing forged touched its registry.
+  expect((await root.listThreads()).map((thread) => thread.name).sort()).toEqual([
+    'asker',
+    'root',
+    'sibling',
+  ]);
+  await service.shutdown();
+}, 120_000);
