@@ -25,6 +25,7 @@ import {
   runStateQuery,
 } from '../domain/messages';
 import { unwrapAnswer } from '../domain/control';
+import { usedTokens } from '../domain/run-turns';
 import type { RunSnapshot } from '../domain/run-state';
 import {
   DelegationGrant,
@@ -231,7 +232,8 @@ export class ThreadService {
     return {
       live: root.subtreeLive,
       total: root.subtreeTotal,
-      tokens: root.subtreeTokens,
+      // Tokens set aside for threads count once they spend them (SPEC S6.4).
+      tokens: usedTokens(snapshot.records, root.subtreeTokens),
       admissionOpen: snapshot.admissionOpen,
     };
   }

@@ -58,7 +58,16 @@ export const ControlOperation = z.discriminatedUnion('type', [
   z.object({ type: z.literal('wait'), request: WaitRequest }).strict(),
   z.object({ type: z.literal('interrupt'), threadId: z.string() }).strict(),
   z.object({ type: z.literal('close'), threadId: z.string() }).strict(),
-  z.object({ type: z.literal('charge'), tokens: z.number().int().min(0) }).strict(),
+  z.object({ type: z.literal('charge'), tokens: z.number().int().min(0).max(1e12) }).strict(),
+  z
+    .object({
+      type: z.literal('reserve'),
+      tokens: z.number().int().min(0).max(1e9),
+      owed: z.number().int().min(0).max(1e12),
+      /** Tokens spent of the thread's allowance since it last said. */
+      spent: z.number().int().min(0).max(1e12),
+    })
+    .strict(),
 ]);
 export type ControlOperation = z.infer<typeof ControlOperation>;
 export type ControlOperationInput = z.input<typeof ControlOperation>;
@@ -74,6 +83,7 @@ export interface ControlResults {
   interrupt: AgentInterruptReceipt;
   close: AgentThread[];
   charge: { remaining: number };
+  reserve: { granted: number; remaining: number };
 }
 
 /**
@@ -91,6 +101,7 @@ export const operationOwners = {
   interrupt: 'target',
   close: 'root',
   charge: 'root',
+  reserve: 'root',
 } as const satisfies Record<ControlOperation['type'], 'root' | 'recipient' | 'target'>;
 
 /** The workflow id that owns `operation` in the run of `rootId` (thread workflow ids are thread ids). */
@@ -143,6 +154,8 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       threadId: ThreadId,
       outcome: TurnOutcome,
       nextStatus: z.enum(['idle', 'running']),
+      /** Tokens spent of the thread's allowance since it last said (SPEC S6.4). */
+      spentTokens: z.number().int().min(0).max(1e12).optional(),
     })
     .strict(),
   z
@@ -151,6 +164,8 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       threadId: ThreadId,
       status: ThreadStatus,
       at: z.string().max(100),
+      /** Tokens the thread had set aside and did not use, given back (SPEC S6.4). */
+      unusedTokens: z.number().int().min(0).max(1e9).optional(),
     })
     .strict(),
 ]);
@@ -214,6 +229,15 @@ export const AgentResume = z
     watch: WatchSnapshot,
     /** Operations and updates lately applied, so a retry that lands on this run takes effect once. */
     recent: RecentAnswers,
+    /** The tokens the thread holds to spend (SPEC S6.4), and what it spent past them. */
+    tokens: z
+      .object({
+        allowance: z.number().int().min(0),
+        owed: z.number().int().min(0),
+        unreported: z.number().int().min(0),
+        scarce: z.boolean().optional(),
+      })
+      .strict(),
     /** Interactions resolved lately, so a repeated resolve gets the same resolution (SPEC S5.4). */
     resolutions: z.array(RememberedResolution).max(maxRememberedResolutions),
   })

@@ -10,7 +10,7 @@ export type MailboxEntry = z.infer<typeof MailboxEntry>;
 export const MailboxSnapshot = z
   .object({
     nextSeq: z.number().int().min(1),
-    ready: z.array(InterAgentMessage).max(1_000),
+    ready: z.array(InterAgentMessage).max(2_000),
     consumedLog: z.array(MailboxEntry).max(200),
     receivedCount: z.number().int().min(0),
   })
@@ -34,7 +34,7 @@ const logged = (entry: MailboxEntry): MailboxEntry =>
 export const messageBytes = (message: { content: string }): number => utf8Length(message.content);
 
 /** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
-export const maxWaitingMessages = 1_000;
+export const maxWaitingMessages = 2_000;
 /**
  * How many bytes of message content may wait for one thread's next turn (Temporal refuses a
  * continue-as-new input over 2 MiB). One message is always taken when nothing waits.

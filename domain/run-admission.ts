@@ -142,6 +142,7 @@ export class RunAdmission {
       subtreeLive: 0,
       subtreeTotal: 0,
       subtreeTokens: 0,
+      held: 0,
       fingerprint,
       ended: false,
     };

@@ -1,7 +1,7 @@
 import { parseInput } from './errors';
 import { maxWaitingBytes, maxWaitingMessages, messageBytes } from './mailbox';
 import { closed, denied, quota } from './run-errors';
-import type { RunSnapshot } from './run-snapshot';
+import type { RunSnapshot, ThreadRecord } from './run-snapshot';
 import { ControlScope, InterAgentMessage, isTerminal, SendMessageRequest } from './schemas';
 import type { ThreadRegistry } from './thread-registry';
 
@@ -51,16 +51,10 @@ export class RunMessaging {
   }
 
   /**
-   * Assigns a message its id, sequence number and timestamp (SPEC S4.3). Allowed recipients: the
-   * caller's ancestors and descendants; the root may message any thread of its run.
+   * SPEC S4.3: who may message whom — the caller's ancestors and descendants (the root may message any
+   * thread of its run) — and that neither is terminal. Throws PermissionDenied or Closed; changes nothing.
    */
-  prepare(
-    scope: ControlScope,
-    rawRequest: unknown,
-    messageId: `message_${string}`,
-    now: string,
-  ): InterAgentMessage {
-    const request = parseInput(SendMessageRequest, rawRequest, 'message');
+  check(scope: ControlScope, request: SendMessageRequest): { sender: ThreadRecord; recipient: ThreadRecord } {
     const sender = this.registry.caller(scope);
     const { rootId } = this.registry;
     if (isTerminal(sender.thread.status))
@@ -81,6 +75,22 @@ export class RunMessaging {
       throw closed(
         `thread ${recipient.thread.path} is ${recipient.thread.status}: it takes no more messages`,
       );
+    return { sender, recipient };
+  }
+
+  /**
+   * Assigns a message its id, sequence number and timestamp (SPEC S4.3). Allowed recipients: the
+   * caller's ancestors and descendants; the root may message any thread of its run.
+   */
+  prepare(
+    scope: ControlScope,
+    rawRequest: unknown,
+    messageId: `message_${string}`,
+    now: string,
+  ): InterAgentMessage {
+    const request = parseInput(SendMessageRequest, rawRequest, 'message');
+    const { sender, recipient } = this.check(scope, request);
+    const { rootId } = this.registry;
     const id = recipient.thread.id;
     const toRoot = id === rootId;
     const waiting = toRoot

@@ -20,6 +20,8 @@ export const ThreadRecord = z
     fingerprint: z.string(),
     /** The thread's workflow confirmed it ended (or it never started): nothing of it runs any more. */
     ended: z.boolean().default(false),
+    /** Tokens set aside for this thread to spend (SPEC S6.4) and not reported spent yet: counted as used. */
+    held: z.number().int().min(0).default(0),
   })
   .strict();
 export type ThreadRecord = z.infer<typeof ThreadRecord>;

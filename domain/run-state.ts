@@ -11,6 +11,7 @@ import {
   ControlScope,
   DelegationGrant,
   InterAgentMessage,
+  SendMessageRequest,
   ThreadStatus,
   TurnOutcome,
 } from './schemas';
@@ -84,6 +85,7 @@ export class RootRunState {
           subtreeLive: 0,
           subtreeTotal: 0,
           subtreeTokens: grant.spentTokens,
+          held: 0,
           fingerprint: '',
           ended: false,
         },
@@ -183,6 +185,11 @@ export class RootRunState {
     return this.messaging.prepare(scope, rawRequest, messageId, now);
   }
 
+  /** SPEC S4.3: whether the caller may message the recipient (PermissionDenied, Closed); changes nothing. */
+  checkMessage(scope: ControlScope, request: SendMessageRequest): void {
+    this.messaging.check(scope, request);
+  }
+
   /** SPEC S3.7: drain the root mailbox in order, once. Only the root's scope may. */
   takeRootMessages(scope: ControlScope): InterAgentMessage[] {
     return this.messaging.takeRoot(scope);
@@ -220,6 +227,32 @@ export class RootRunState {
    */
   charge(scope: ControlScope, tokens: number): { remaining: number } {
     return turns.charge(this.registry, this.registry.caller(scope), tokens);
+  }
+
+  /** SPEC S6.4: sets tokens aside for the caller to spend without asking per call (`turns.reserve`). */
+  reserve(
+    scope: ControlScope,
+    request: { tokens: number; owed: number; spent: number },
+  ): { granted: number; remaining: number } {
+    return turns.reserve(this.registry, this.registry.caller(scope), request);
+  }
+
+  /** A thread reported what it spent of the tokens it holds. */
+  spent(threadId: string, tokens: number): void {
+    turns.spent(this.registry.get(threadId), tokens);
+  }
+
+  /** A thread's ancestors, the root first (what its capability proves, SPEC S3.9). */
+  lineageOf(threadId: string): ThreadId[] {
+    const lineage = [...this.registry.selfAndAncestors(this.registry.get(threadId))].map(
+      (record) => record.thread.id,
+    );
+    return lineage.slice(1).reverse();
+  }
+
+  /** Gives back tokens a thread set aside and did not use. */
+  refund(threadId: string, tokens: number): void {
+    turns.refund(this.registry, threadId, tokens);
   }
 
   /** A message with triggerTurn went to `threadId`: an idle thread is running again from now on. */

@@ -65,6 +65,49 @@ export function charge(
   return { remaining };
 }
 
+/**
+ * SPEC S6.4 without a round trip per model call: sets tokens aside for a thread (`held`), which spends
+ * them itself and asks again before they run out. It reports what it `spent` of them since it last
+ * did, and `owed` (what it spent past them), which is charged first: QuotaExceeded stands when that uses
+ * a budget up. The new allowance is a quarter of the least budget left on the way up at most, so several
+ * threads can hold one; held tokens count as used until spent or given back ({@link refund}).
+ */
+export function reserve(
+  registry: ThreadRegistry,
+  caller: ThreadRecord,
+  request: { tokens: number; owed: number; spent: number },
+): { granted: number; remaining: number } {
+  spent(caller, request.spent);
+  const { remaining } = charge(registry, caller, request.owed);
+  const granted = Math.max(0, Math.min(request.tokens, Math.floor(remaining / 4)));
+  if (granted > 0) charge(registry, caller, granted);
+  caller.held += granted;
+  return { granted, remaining: remaining - granted };
+}
+
+/** A thread spent `tokens` of what it holds (they were counted when set aside). */
+export function spent(record: ThreadRecord | undefined, tokens: number): void {
+  if (record) record.held = Math.max(0, record.held - tokens);
+}
+
+/** Gives back what a thread held and did not spend, once it has ended. */
+export function refund(registry: ThreadRegistry, threadId: string, unused: number): void {
+  const record = registry.get(threadId);
+  if (!record) return;
+  const back = Math.min(unused, record.held);
+  record.held = 0;
+  if (back <= 0) return;
+  for (const charged of registry.selfAndAncestors(record))
+    charged.subtreeTokens = Math.max(0, charged.subtreeTokens - back);
+}
+
+/** Tokens used in a run: everything charged, less what threads hold and have not spent yet. */
+export function usedTokens(records: Iterable<ThreadRecord>, rootTokens: number): number {
+  let held = 0;
+  for (const record of records) held += record.held;
+  return rootTokens - held;
+}
+
 /** A message with triggerTurn went to `threadId`: an idle thread is running again from now on. */
 export function turnRequested(registry: ThreadRegistry, threadId: string): void {
   const record = registry.get(threadId);

@@ -352,12 +352,17 @@ async function main(): Promise<void> {
       activities: createActivities({ tools: [slowTool().tool] }),
     });
     running = worker.run();
+    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them.
+    const addAt = process.argv.indexOf('--add');
+    const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
+    if (addAt >= 0 && !/^[A-Za-z][A-Za-z0-9-]*$/.test(added ?? ''))
+      throw new Error(`--add needs a patch id from workflows/patches.ts, got ${added}`);
     await recordRootRun(client, taskQueue);
     await recordConversation(client, taskQueue);
     await recordPagedConversation(client, taskQueue);
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
-    await writeHistories(client, 'v1');
+    await writeHistories(client, added ?? 'v1', added === undefined);
   } finally {
     worker?.shutdown();
     await running?.catch(() => undefined);

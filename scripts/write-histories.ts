@@ -10,8 +10,8 @@ const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
 /** Every run of every workflow in the namespace, its history written as JSON under `<prefix>-…` names. */
-export async function writeHistories(client: Client, prefix: string): Promise<void> {
-  rmSync(fixturesDir, { recursive: true, force: true });
+export async function writeHistories(client: Client, prefix: string, replace: boolean): Promise<void> {
+  if (replace) rmSync(fixturesDir, { recursive: true, force: true });
   mkdirSync(fixturesDir, { recursive: true });
   const counts = new Map<string, number>();
   const executions = [];

@@ -7,7 +7,6 @@ import {
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import {
   AgentInput,
@@ -43,7 +42,9 @@ import { ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
 import { ThreadOperations } from './thread-operations';
 import { ThreadLoop } from './thread-runtime';
+import { RunLifetime } from './run-lifetime';
 import { ThreadWatch } from './thread-watch';
+import { TokenAllowance } from './token-allowance';
 
 /**
  * One sub-agent (SPEC S4.9): runs its turns and owns its mailbox, its running turn and its pending
@@ -67,6 +68,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const recent = new RecentAnswerLog(resume?.recent);
   const transport = new ControlTransport(() => authority.self, input.runKey, resume?.operations ?? 0);
   const outgoing = new Set<Promise<void>>();
+  const lifetime = new RunLifetime(input.continueAsNewAfterEvents);
 
   const track = (work: Promise<void>) => {
     const tracked = work.catch((error: unknown) => log.warn('signal failed', { error: String(error) }));
@@ -82,6 +84,17 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     setCurrentDetails(`**${status}** · ${thread.path} · ${detail}`);
   };
 
+  const allowance = new TokenAllowance(
+    async (request) =>
+      (await call({ type: 'reserve', ...request })) as { granted: number; remaining: number },
+    resume?.tokens ?? { allowance: 0, owed: 0, unreported: 0 },
+    track,
+  );
+  /** SPEC S5.1: a "child spawned" status in this thread's conversation. */
+  const spawned = (child: AgentThread): AgentThread => {
+    conversation.publish({ type: 'status', event: 'child-spawned', threadId: child.id, detail: child.path });
+    return child;
+  };
   /** Sends an operation straight to its owner (SPEC S3.1). */
   const call = (operation: ControlOperationInput) =>
     transport.call(
@@ -89,8 +102,8 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       operation,
     );
   const controls: AgentControls = {
-    spawn: async (request) => (await call({ type: 'spawn', request })) as AgentThread,
-    spawnRemote: async (request) => (await call({ type: 'spawn-remote', request })) as AgentThread,
+    spawn: async (request) => spawned((await call({ type: 'spawn', request })) as AgentThread),
+    spawnRemote: async (request) => spawned((await call({ type: 'spawn-remote', request })) as AgentThread),
     sendMessage: async (request) => {
       const sent = (await call({ type: 'send-message', request })) as Omit<InterAgentMessage, 'content'>;
       // The recipient answers without the content, which the sender has.
@@ -100,7 +113,8 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     listThreads: async () => (await call({ type: 'list-threads' })) as AgentThread[],
     interrupt: async (threadId) => (await call({ type: 'interrupt', threadId })) as AgentInterruptReceipt,
     close: async (threadId) => (await call({ type: 'close', threadId })) as AgentThread[],
-    charge: async (tokens) => (await call({ type: 'charge', tokens })) as { remaining: number },
+    // Spent from the thread's allowance: no round trip to the root per model call (SPEC S6.4).
+    charge: (tokens) => allowance.charge(tokens),
     wait: (request) =>
       waitAcrossRuns(
         parseInput(WaitRequest, request, 'wait request'),
@@ -113,6 +127,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     input.interactionTimeoutMs,
     authority,
     resume?.resolutions,
+    lifetime,
   );
   conversation.open(!resume);
   const loop = new ThreadLoop(
@@ -125,6 +140,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
         report({ type: 'turn-start', threadId: thread.id, turn, at });
+        allowance.prefetch();
       },
       turnEnded: (outcome, nextStatus) => {
         setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`, {
@@ -132,7 +148,14 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
           latestTurn: outcome,
           ...(outcome.turn === 1 ? { firstTurn: outcome } : {}),
         });
-        report({ type: 'turn-end', threadId: thread.id, outcome, nextStatus });
+        const spentTokens = allowance.takeUnreported();
+        report({
+          type: 'turn-end',
+          threadId: thread.id,
+          outcome,
+          nextStatus,
+          ...(spentTokens > 0 ? { spentTokens } : {}),
+        });
       },
     },
     resume?.loop ?? { turn: 0, turnRequested: true, memory: {}, idleSince: null },
@@ -152,6 +175,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       track,
     },
     recent,
+    lifetime,
   ).register();
   setHandler(interruptSignal, () => void loop.interrupt());
   // Every signal handler is total (SPEC S3.10): only the root run, proven, closes a thread.
@@ -173,10 +197,9 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   watch.register();
   if (!resume) watch.record(thread);
 
-  const pastHistoryLimit = () =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.continueAsNewAfterEvents;
-  const exit = await loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: pastHistoryLimit });
+  const exit = await loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: () => lifetime.due });
   if (exit === 'continue-as-new') {
+    lifetime.releasing = true;
     watch.release();
     await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
     const carried: AgentInput = {
@@ -189,6 +212,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
         operations: transport.operations,
         watch: watch.snapshot(),
         recent: recent.snapshot(),
+        tokens: { ...allowance.state },
         resolutions: conversation.interactions.snapshot(),
       },
     };
@@ -196,7 +220,15 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   }
   const status = closedAs ?? 'completed';
   setStatus(status, exit === 'idle-timeout' ? 'idle timeout reached' : 'closed');
-  report({ type: 'thread-end', threadId: thread.id, status, at: thread.updatedAt });
+  // Whatever a background refill still brings in is given back too.
+  await condition(() => outgoing.size === 0);
+  report({
+    type: 'thread-end',
+    threadId: thread.id,
+    status,
+    at: thread.updatedAt,
+    ...(allowance.unused > 0 ? { unusedTokens: allowance.unused } : {}),
+  });
   conversation.publish({ type: 'status', event: 'thread-end', threadId: thread.id, detail: status });
   await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
   return thread;

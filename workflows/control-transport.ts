@@ -58,9 +58,22 @@ export class ControlTransport {
     const self = this.self();
     const operationId = `${self.threadId}/${++this.operations}`;
     const request = { from: self, operationId, operation } as ControlRequest;
-    this.awaiting.set(operationId, ownerId);
+    // A thread whose workflow is gone is answered for by the root run, from its registry (SPEC S4.3:
+    // PermissionDenied outside the caller's reach, Closed for a terminal thread).
+    let answering = ownerId;
     try {
-      await this.send(ownerId, request);
+      this.awaiting.set(operationId, answering);
+      // The root run itself has the registry: it falls back on no one.
+      const reached = await this.send(
+        ownerId,
+        request,
+        ownerId === self.rootId || self.threadId === self.rootId,
+      );
+      if (!reached) {
+        answering = self.rootId;
+        this.awaiting.set(operationId, answering);
+        await this.send(self.rootId, request, true);
+      }
       await condition(() => this.responses.has(operationId));
     } finally {
       this.awaiting.delete(operationId);
@@ -87,22 +100,22 @@ export class ControlTransport {
   }
 
   /**
-   * Signals the owner. A workflow that is not found may be a child whose start is still on its way, so
-   * it is asked again a few times; then the owner has ended (or never was): Closed.
+   * Signals the owner; false when there is no such workflow (it has ended, or never was). A workflow
+   * that is not found may be a child whose start is still on its way, so it is asked again a few times.
+   * `last`: no one else can answer, so not finding it is Closed.
    */
-  private async send(ownerId: string, request: ControlRequest): Promise<void> {
+  private async send(ownerId: string, request: ControlRequest, last: boolean): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
         await getExternalWorkflowHandle(ownerId).signal(controlRequestSignal, request);
-        return;
+        return true;
       } catch (error) {
-        if (!looksNotFound(error) || attempt >= notFoundRetries.length) {
-          throw new KitError(
-            ErrorKind.Closed,
-            `thread ${ownerId} has ended (or is not part of this run): ${String(error)}`,
-          );
+        if (looksNotFound(error) && attempt < notFoundRetries.length) {
+          await sleep(notFoundRetries[attempt]!);
+          continue;
         }
-        await sleep(notFoundRetries[attempt]!);
+        if (looksNotFound(error) && !last) return false;
+        throw new KitError(ErrorKind.Closed, `thread ${ownerId} cannot be reached: ${String(error)}`);
       }
     }
   }

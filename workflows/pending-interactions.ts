@@ -13,6 +13,7 @@ import { relatedId } from '../domain/ids';
 import { resolveInteractionUpdate } from '../domain/messages';
 import type { AgentThread } from '../domain/schemas';
 import { guarded } from './failures';
+import type { RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 
 const answerFingerprint = (answer: InteractionAnswer) => sha256Hex(canonicalJson(answer));
@@ -33,6 +34,7 @@ export class PendingInteractions {
     private readonly thread: () => AgentThread,
     carried: readonly RememberedResolution[],
     private readonly settle: (resolution: InteractionResolution) => void,
+    private readonly lifetime?: RunLifetime,
   ) {
     for (const entry of carried) this.resolved.set(entry.resolution.requestId, entry);
   }
@@ -40,11 +42,13 @@ export class PendingInteractions {
   register(): void {
     setHandler(
       resolveInteractionUpdate,
-      guarded((capability: Capability, request: ResolveInteractionRequest) =>
-        this.resolve(capability, request),
-      ),
+      guarded((capability: Capability, request: ResolveInteractionRequest) => {
+        this.lifetime?.count();
+        return this.resolve(capability, request);
+      }),
       {
         validator: guarded((capability: unknown, request: unknown) => {
+          this.lifetime?.refuseWhileReleasing();
           this.check(capability, parseInput(ResolveInteractionRequest, request, 'resolve request'));
         }),
       },

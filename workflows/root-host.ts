@@ -4,7 +4,6 @@ import {
   ControlOperation,
   errorAnswer,
   ReconcileRequest,
-  WaitRequest,
   type AgentInterruptReceipt,
   type ControlOperationInput,
   type ControlRequest,
@@ -13,17 +12,15 @@ import {
   type ReconcileResult,
   type ShutdownReport,
   type ThreadEvent,
-  type WaitResult,
 } from '../domain/control';
 import { jsonBytes } from '../domain/bytes';
 import { carryBudgetBytes } from '../domain/run-snapshot';
 import { RecentAnswerLog, type RecentAnswer } from '../domain/recent-answers';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { newId, parseId, type ThreadId } from '../domain/ids';
+import { newId } from '../domain/ids';
 import { closeThreadSignal, controlResponseSignal } from '../domain/messages';
 import type { RootRunState, ThreadRecord } from '../domain/run-state';
 import {
-  isTerminal,
   type AgentSpec,
   type AgentThread,
   type ControlScope,
@@ -31,6 +28,8 @@ import {
   SendMessageRequest,
 } from '../domain/schemas';
 import { ControlTransport } from './control-transport';
+import { RunLifetime } from './run-lifetime';
+import { rootControlsFor, waitForTurns } from './root-controls';
 import type { AgentControls } from './kernel';
 import { ThreadStarter } from './thread-starter';
 
@@ -43,10 +42,8 @@ export class RootHost {
   private readonly background = new Set<Promise<void>>();
   private readonly started = new Map<string, Promise<void>>();
 
-  /** Set while the run prepares to continue-as-new: control requests queue up, long polls answer early. */
-  releasing = false;
-  /** Updates this run has handled (Temporal refuses more than 2,000 per run). */
-  updatesThisRun = 0;
+  /** When the run continues as new; while it is releasing, control requests queue up and long polls answer early. */
+  readonly lifetime: RunLifetime;
   private readonly queued: ControlRequest[] = [];
   private readonly outbox: OutboxItem[] = [];
   /** Bytes of `queued` and `outbox`, at most {@link carryBudgetBytes}. */
@@ -71,6 +68,8 @@ export class RootHost {
       stop(): void;
       /** The root turn whose kernel may use root controls; older contexts are stale (SPEC S3.8). */
       currentTurn(): number;
+      /** A child of the root was spawned (SPEC S5.1: a status in the root's conversation). */
+      spawned(thread: AgentThread): void;
     },
     private readonly options: {
       shutdownGraceMs: number;
@@ -83,6 +82,7 @@ export class RootHost {
       outbox: [],
     },
   ) {
+    this.lifetime = new RunLifetime(options.continueAsNewAfterEvents);
     this.self = rootCapability(options.runKey, state.rootId);
     this.transport = new ControlTransport(() => this.self, options.runKey, options.operations);
     this.recent = new RecentAnswerLog(carried.recent);
@@ -118,7 +118,7 @@ export class RootHost {
    * carried together made an input over 2 MiB, and the server terminated the root.
    */
   private carries(bytes: number): boolean {
-    if (!this.releasing || this.carriedBytes + bytes > carryBudgetBytes) return false;
+    if (!this.lifetime.releasing || this.carriedBytes + bytes > carryBudgetBytes) return false;
     this.carriedBytes += bytes;
     return true;
   }
@@ -169,18 +169,13 @@ export class RootHost {
   async interrupt(scope: ControlScope, threadId: unknown): Promise<AgentInterruptReceipt> {
     const target = this.state.interruptTarget(scope, threadId);
     if (target.thread.id === this.state.rootId) return { thread: target.thread.id, ...this.root.interrupt() };
-    if (scope.threadId !== this.state.rootId) throw this.notOwned('interrupt', target.thread.id);
+    // Asked here by a thread only when the target's workflow is gone: nothing runs there to cancel.
+    if (scope.threadId !== this.state.rootId)
+      return { thread: target.thread.id, cancellationRequested: false };
     return (await this.transport.call(target.thread.id, {
       type: 'interrupt',
       threadId: target.thread.id,
     })) as AgentInterruptReceipt;
-  }
-
-  private notOwned(what: string, threadId: string): KitError {
-    return new KitError(
-      ErrorKind.InvalidState,
-      `${what} of ${threadId} is served by that thread's own workflow, not by the root run: send it there`,
-    );
   }
 
   /** SPEC S4.8: the closed threads (the target and its live subtree). */
@@ -267,39 +262,21 @@ export class RootHost {
       case 'list-threads':
         return this.state.list(scope);
       case 'wait':
-        return this.wait(scope, operation.request);
+        return waitForTurns(this.state, scope, operation.request, () => this.lifetime.releasing);
       case 'interrupt':
         return this.interrupt(scope, operation.threadId);
       case 'close':
         return this.close(scope, operation.threadId);
       case 'charge':
         return this.state.charge(scope, operation.tokens);
+      case 'reserve':
+        return this.state.reserve(scope, operation);
     }
   }
 
-  /** Controls for the root kernel, bound to the root's scope. */
+  /** Controls for the root kernel, bound to the root's scope and to its turn `turn` (SPEC S3.8). */
   rootControls(turn: number): AgentControls {
-    const scope = { rootId: this.state.rootId, threadId: this.state.rootId };
-    const execute: RootHost['execute'] = (callerScope, operation) => {
-      if (this.root.currentTurn() !== turn || isTerminal(this.state.root.status)) {
-        throw new KitError(
-          ErrorKind.InvalidState,
-          `these root controls belong to root turn ${turn}, which is over`,
-        );
-      }
-      return this.execute(callerScope, operation);
-    };
-    return {
-      spawn: async (request) => execute(scope, { type: 'spawn', request }),
-      spawnRemote: async (request) => execute(scope, { type: 'spawn-remote', request }),
-      sendMessage: async (request) => execute(scope, { type: 'send-message', request }),
-      loadThread: async (threadId) => execute(scope, { type: 'load-thread', threadId }),
-      listThreads: async () => execute(scope, { type: 'list-threads' }),
-      wait: async (request) => execute(scope, { type: 'wait', request }),
-      interrupt: async (threadId) => execute(scope, { type: 'interrupt', threadId }),
-      close: async (threadId) => execute(scope, { type: 'close', threadId }),
-      charge: async (tokens) => execute(scope, { type: 'charge', tokens }),
-    };
+    return rootControlsFor(this, turn, () => this.root.currentTurn());
   }
 
   /** Answers a control request by signal, whatever the outcome; a repeated request id gets the same answer. */
@@ -330,8 +307,10 @@ export class RootHost {
       case 'turn-start':
         return this.state.turnStarted(event.threadId, event.turn, event.at);
       case 'turn-end':
+        if (event.spentTokens) this.state.spent(event.threadId, event.spentTokens);
         return this.state.turnEnded(event.threadId, event.outcome, event.nextStatus);
       case 'thread-end':
+        if (event.unusedTokens) this.state.refund(event.threadId, event.unusedTokens);
         return this.state.threadEnded(event.threadId, event.status, event.at, true);
     }
   }
@@ -370,19 +349,13 @@ export class RootHost {
     // Answered once the thread's workflow exists, so the caller can message it at once (a start carried
     // into the next run is not waited for: that run makes it).
     await this.started.get(record.thread.id);
-    return this.state.record(record.thread.id)!.thread;
-  }
-
-  /** A thread's ancestors, the root first. */
-  private lineageOf(thread: AgentThread): ThreadId[] {
-    const lineage: ThreadId[] = [];
-    for (let id = thread.parentId; id; id = this.state.record(id)?.thread.parentId ?? null)
-      lineage.unshift(id);
-    return lineage;
+    const thread = this.state.record(record.thread.id)!.thread;
+    if (!admission.existing && thread.parentId === this.state.rootId) this.root.spawned(thread);
+    return thread;
   }
 
   private startThread(record: ThreadRecord, spec: AgentSpec): void {
-    const start = this.starter.start(record.thread, this.lineageOf(record.thread), spec);
+    const start = this.starter.start(record.thread, this.state.lineageOf(record.thread.id), spec);
     this.started.set(record.thread.id, start);
     this.track(start);
   }
@@ -394,7 +367,10 @@ export class RootHost {
   private async sendMessage(scope: ControlScope, rawRequest: unknown): Promise<InterAgentMessage> {
     const request = parseInput(SendMessageRequest, rawRequest, 'message');
     if (request.recipient !== this.state.rootId) {
-      if (scope.threadId !== this.state.rootId) throw this.notOwned('send-message', request.recipient);
+      this.state.checkMessage(scope, request);
+      // Asked here by a thread only when the recipient's workflow is gone (it is not running).
+      if (scope.threadId !== this.state.rootId)
+        throw new KitError(ErrorKind.Closed, `thread ${request.recipient} has no running workflow`);
       const sent = (await this.transport.call(request.recipient, {
         type: 'send-message',
         request,
@@ -409,30 +385,6 @@ export class RootHost {
     );
     this.root.onMessage(message);
     return message;
-  }
-
-  private async wait(scope: ControlScope, rawRequest: unknown): Promise<WaitResult> {
-    const request = parseInput(WaitRequest, rawRequest, 'wait request');
-    for (const threadId of request.threadIds) {
-      if (!this.state.load(scope, parseId('thread', threadId, 'threadIds'))) {
-        throw new KitError(ErrorKind.NotFound, `thread ${threadId} is not in the subtree of the caller`);
-      }
-    }
-    const threads = () => request.threadIds.map((threadId) => this.state.record(threadId)!.thread);
-    const settled = () => threads().some((thread) => thread.status === 'idle' || isTerminal(thread.status));
-    const ready =
-      request.timeoutMs === 0
-        ? settled()
-        : await condition(() => settled() || this.releasing, request.timeoutMs);
-    return {
-      timedOut: !ready || !settled(),
-      ...(this.releasing && !settled() ? { resume: true } : {}),
-      outcomes: threads().map((thread) => ({
-        threadId: thread.id,
-        status: thread.status,
-        ...(thread.latestTurn ? { latestTurn: thread.latestTurn } : {}),
-      })),
-    };
   }
 
   private track(work: Promise<void>): void {

@@ -33,9 +33,6 @@ import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadWatch } from './thread-watch';
 
-/** Updates one run handles before it continues as new. */
-const maxUpdatesPerRun = 1_500;
-
 /**
  * Hosts one root run (SPEC S3.1): the registry, grant, counters, budget and root mailbox live here and
  * nowhere else, so spawn, close, shutdown, wait and charge are decided here; the root agent's turns run
@@ -73,6 +70,13 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       interrupt: () => loop.interrupt(),
       stop: () => loop.stop(),
       currentTurn: () => loop.state.turn,
+      spawned: (thread) =>
+        conversation.publish({
+          type: 'status',
+          event: 'child-spawned',
+          threadId: thread.id,
+          detail: thread.path,
+        }),
     },
     {
       shutdownGraceMs: input.shutdownGraceMs,
@@ -101,6 +105,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     state.grant.interactionTimeoutMs,
     authority,
     resume?.resolutions,
+    host.lifetime,
   );
   conversation.open(!resume);
   const loop: ThreadLoop = new ThreadLoop(
@@ -174,15 +179,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   watch.register();
   showStatus();
 
-  // Continue-as-new well before Temporal's 2,000 updates per run.
-  const pastHistoryLimit = () =>
-    workflowInfo().continueAsNewSuggested ||
-    workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
-    host.updatesThisRun >= maxUpdatesPerRun;
+  const pastHistoryLimit = () => host.lifetime.due;
   for (;;) {
     const exit = await loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit });
     if (exit === 'continue-as-new') {
-      host.releasing = true;
+      host.lifetime.releasing = true;
       watch.release();
       await host.drain();
       await condition(() => allHandlersFinished() && host.idle && conversation.idle);

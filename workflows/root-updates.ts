@@ -52,17 +52,13 @@ export function registerRootUpdates(
   const validScope = (capability: unknown) => {
     // While the run prepares to continue-as-new, new updates are refused (a rejection leaves no trace in
     // history) and the client retries them on the next run, so a steady stream cannot hold it back.
-    if (host.releasing) {
-      throw new KitError(ErrorKind.Integration, `root run ${state.rootId} is continuing as new: retry`, {
-        retryAfterContinueAsNew: true,
-      });
-    }
+    host.lifetime.refuseWhileReleasing();
     return state.caller(scopeOf(capability));
   };
   /** A handler that counts toward the run's update budget (Temporal allows 2,000 per run). */
   const counted = <Args extends unknown[], Result>(handler: (...args: Args) => Result) =>
     guarded((...args: Args): Result => {
-      host.updatesThisRun += 1;
+      host.lifetime.count();
       return handler(...args);
     });
   const rootOnly = (scope: unknown, what: string) => {

@@ -18,6 +18,7 @@ import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
 import { PendingInteractions } from './pending-interactions';
+import type { RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 
 /**
@@ -70,11 +71,16 @@ export class ThreadConversation {
     private readonly interactionTimeoutMs: number,
     private readonly authority: ThreadAuthority,
     resolutions: readonly RememberedResolution[] = [],
+    lifetime?: RunLifetime,
   ) {
     this.conversationId = relatedId('conversation', thread().id);
     this.rootConversationId = relatedId('conversation', thread().rootId);
-    this.interactions = new PendingInteractions(authority, thread, resolutions, (resolution) =>
-      this.settle(resolution),
+    this.interactions = new PendingInteractions(
+      authority,
+      thread,
+      resolutions,
+      (resolution) => this.settle(resolution),
+      lifetime,
     );
   }
 

@@ -9,6 +9,7 @@ import type { RecentAnswerLog } from '../domain/recent-answers';
 import { isTerminal, SendMessageRequest, type AgentThread, type InterAgentMessage } from '../domain/schemas';
 import type { ControlTransport } from './control-transport';
 import { guarded } from './failures';
+import type { RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 
 /** What a thread's operations act on. */
@@ -38,16 +39,19 @@ export class ThreadOperations {
     private readonly transport: ControlTransport,
     private readonly ports: ThreadOperationPorts,
     private readonly recent: RecentAnswerLog,
+    private readonly lifetime: RunLifetime,
   ) {}
 
   register(): void {
     setHandler(
       sendMessageUpdate,
-      guarded((capability: Capability, request: SendMessageRequest) =>
-        this.send(capability, request, updateKey()),
-      ),
+      guarded((capability: Capability, request: SendMessageRequest) => {
+        this.lifetime.count();
+        return this.send(capability, request, updateKey());
+      }),
       {
         validator: guarded((capability: unknown, request: unknown) => {
+          this.lifetime.refuseWhileReleasing();
           const parsed = parseInput(SendMessageRequest, request, 'message');
           if (this.recent.find(updateKey(), parsed) === undefined) this.checkSend(capability, parsed);
         }),
@@ -55,11 +59,13 @@ export class ThreadOperations {
     );
     setHandler(
       interruptUpdate,
-      guarded((capability: Capability, threadId: string) =>
-        this.interrupt(capability, threadId, updateKey()),
-      ),
+      guarded((capability: Capability, threadId: string) => {
+        this.lifetime.count();
+        return this.interrupt(capability, threadId, updateKey());
+      }),
       {
         validator: guarded((capability: unknown, threadId: unknown) => {
+          this.lifetime.refuseWhileReleasing();
           this.checkInterrupt(capability, threadId);
         }),
       },

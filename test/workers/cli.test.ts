@@ -51,15 +51,23 @@ test('run: attaches a scripted root, streams progress, prints the tree and resul
 test('tree, send, interrupt, reconcile and shutdown work on a run left running with run --keep --json', async () => {
   const run = await runCli(['run', 'keep me', '--agents', 'alpha,beta', '--keep', '--json'], env);
   expect(run.code).toBe(0);
-  const { rootThreadId, threads } = parsed<TreeJson>(run.stdout);
+  const { rootThreadId, threads, capability } = parsed<TreeJson & { capability: string }>(run.stdout);
+  expect(capability).toMatch(/^[0-9a-f]{64}$/);
+  // Acting on the run later needs its capability (SPEC S3.9); without it every command is refused.
+  const refused = await runCli(['tree', rootThreadId], env);
+  expect(refused.stderr).toMatch(/^agents-kit: PermissionDenied: acting on root .* needs its capability/);
+  const withKey = { ...env, AGENTS_KIT_CAPABILITY: capability };
   const alpha = threads.find((thread) => thread.path === '/root/alpha')!;
   expect(threads.map((thread) => thread.path).sort()).toEqual(['/root', '/root/alpha', '/root/beta']);
 
-  const tree = await runCli(['tree', rootThreadId], env);
+  const tree = await runCli(['tree', rootThreadId], withKey);
   expect(tree.code).toBe(0);
   expect(tree.stdout).toMatch(new RegExp(`^  /root/alpha +idle +turns 1/1 +${alpha.id} +alpha looked`, 'm'));
 
-  const sent = await runCli(['send', rootThreadId, alpha.id, 'one more pass', '--trigger', '--json'], env);
+  const sent = await runCli(
+    ['send', rootThreadId, alpha.id, 'one more pass', '--trigger', '--json'],
+    withKey,
+  );
   expect(sent.code).toBe(0);
   expect(parsed(sent.stdout)).toMatchObject({
     sender: rootThreadId,
@@ -68,29 +76,29 @@ test('tree, send, interrupt, reconcile and shutdown work on a run left running w
     triggerTurn: true,
   });
   await eventually(
-    async () => parsed<TreeJson>((await runCli(['tree', rootThreadId, '--json'], env)).stdout),
+    async () => parsed<TreeJson>((await runCli(['tree', rootThreadId, '--json'], withKey)).stdout),
     (view) => view.threads.find((thread) => thread.id === alpha.id)?.turnsCompleted === 2,
     'the triggered second turn of alpha',
   );
 
-  const receipt = await runCli(['interrupt', rootThreadId, alpha.id, '--json'], env);
+  const receipt = await runCli(['interrupt', rootThreadId, alpha.id, '--json'], withKey);
   expect(receipt.code).toBe(0);
   expect(parsed(receipt.stdout)).toEqual({ thread: alpha.id, cancellationRequested: false });
 
   const requestId = newId('request', randomUUID);
   const reconciled = await runCli(
     ['reconcile', rootThreadId, '--request', JSON.stringify({ request: { task: 'never sent', requestId } })],
-    env,
+    withKey,
   );
   expect(reconciled.code).toBe(0);
   expect(reconciled.stdout).toMatch(/^uncertain \(missing\)/);
 
-  const shutdown = await runCli(['shutdown', rootThreadId], env);
+  const shutdown = await runCli(['shutdown', rootThreadId], withKey);
   expect(shutdown.code).toBe(0);
   expect(shutdown.stdout).toMatch(/^cancelled [1-9]/m);
   expect(shutdown.stdout).toMatch(/^failed 0$/m);
   expect(shutdown.stdout).toMatch(/^unconfirmed 0$/m);
-  const again = await runCli(['shutdown', rootThreadId, '--json'], env);
+  const again = await runCli(['shutdown', rootThreadId, '--json'], withKey);
   expect(again.code).toBe(0);
   expect(parsed(again.stdout)).toMatchObject({ rootThreadId, failed: [], unconfirmed: [] });
 });
@@ -98,6 +106,7 @@ test('tree, send, interrupt, reconcile and shutdown work on a run left running w
 test('interrupt cancels a running turn (receipt) and --signal sends the plain interrupt signal', async () => {
   const service = await attachRun(temporal.client, taskQueue);
   const controls = service.rootControls();
+  const withKey = { ...env, AGENTS_KIT_CAPABILITY: service.capability };
   const busy = async (label: string) => {
     const thread = await controls.spawn({
       task: `work on ${label}`,
@@ -112,13 +121,13 @@ test('interrupt cancels a running turn (receipt) and --signal sends the plain in
     return thread;
   };
   const first = await busy(`first-${service.rootThreadId.slice(-6)}`);
-  const receipt = await runCli(['interrupt', service.rootThreadId, first.id], env);
+  const receipt = await runCli(['interrupt', service.rootThreadId, first.id], withKey);
   expect(receipt.code).toBe(0);
   expect(receipt.stdout.trim()).toBe(`interrupt requested for ${first.id} (turn 1 cancelled)`);
   expect((await untilTurns(service, first.id, 1)).latestTurn?.status).toBe('interrupted');
 
   const second = await busy(`second-${service.rootThreadId.slice(-6)}`);
-  const signalled = await runCli(['interrupt', service.rootThreadId, second.id, '--signal'], env);
+  const signalled = await runCli(['interrupt', service.rootThreadId, second.id, '--signal'], withKey);
   expect(signalled.code).toBe(0);
   expect(signalled.stdout.trim()).toBe(`interrupt signal sent to ${second.id}`);
   const after = await untilTurns(service, second.id, 1);
@@ -158,7 +167,7 @@ test.each([
 test('errors of the operation itself are one KitError line: bad JSON, a run that does not exist', async () => {
   const [badJson, missing, badMessage] = await Promise.all([
     runCli(['reconcile', goodRoot, '--request', '{not json'], env),
-    runCli(['tree', goodRoot], env),
+    runCli(['tree', goodRoot], { ...env, AGENTS_KIT_CAPABILITY: 'a'.repeat(64) }),
     runCli(['send', goodRoot, 'thread_x', 'hi'], env),
   ]);
   expect(badJson).toMatchObject({ code: 1, stdout: '' });
@@ -256,7 +265,13 @@ test('watch receives a conversation (interactions show their request id) and res
   expect(items.map((item) => item.seq)).toEqual([...items.map((item) => item.seq)].sort((a, b) => a - b));
   const interaction = items.find((item) => item.body.type === 'interaction')!;
   expect(interaction.body).toMatchObject({ threadId: asker.id, prompt: 'Ship it?' });
-  const resolved = await runCli(['resolve', asker.id, interaction.body.requestId!, '--approve'], env);
+  // Answering acts for the root (SPEC S3.9): without its capability resolve is refused.
+  const without = await runCli(['resolve', asker.id, interaction.body.requestId!, '--approve'], env);
+  expect(without.stderr).toMatch(/PermissionDenied: acting on root .* needs its capability/);
+  const resolved = await runCli(['resolve', asker.id, interaction.body.requestId!, '--approve'], {
+    ...env,
+    AGENTS_KIT_CAPABILITY: service.capability,
+  });
   expect(resolved.code).toBe(0);
   expect(resolved.stdout).toContain(`resolved ${interaction.body.requestId}`);
   expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('approved');
@@ -330,14 +345,17 @@ test('run without a terminal or --yes says approvals wait for resolve, and waits
   ]);
   const run = startCli(['run', 'ask first', '--script', script], env);
   const waiting =
-    /waiting for an answer: agents-kit resolve (thread_[0-9a-f]{32}) (request_[0-9a-f]{32}) --approve\|--deny/;
+    /waiting for an answer: agents-kit resolve (thread_[0-9a-f]{32}) (request_[0-9a-f]{32}) --approve\|--deny \(with AGENTS_KIT_CAPABILITY=([0-9a-f]{64})\)/;
   await untilOutput(run, waiting);
   expect(run.output().stderr).toContain(
     'approvals: no terminal — each will wait for `agents-kit resolve <threadId> <requestId> --approve|--deny` (or pass --yes to approve automatically)',
   );
   expect(run.output().stderr).not.toMatch(/approved automatically/);
-  const [, threadId, requestId] = waiting.exec(run.output().stderr)!;
-  const resolved = await runCli(['resolve', threadId!, requestId!, '--approve'], env);
+  const [, threadId, requestId, capability] = waiting.exec(run.output().stderr)!;
+  const resolved = await runCli(['resolve', threadId!, requestId!, '--approve'], {
+    ...env,
+    AGENTS_KIT_CAPABILITY: capability!,
+  });
   expect(resolved.code).toBe(0);
   const result = await run.done;
   expect(result.code).toBe(0);
@@ -379,9 +397,11 @@ test('run releases the root conversation when it ends: watch takes it and starts
   expect(run.code).toBe(0);
   const seen = [...run.stderr.matchAll(/^agents-kit: #(\d+) /gm)].map((match) => Number(match[1]));
   expect(seen.length).toBeGreaterThan(1);
-  const { rootThreadId, root } = parsed<{ rootThreadId: string; root: { conversationId: string } }>(
-    run.stdout,
-  );
+  const { rootThreadId, root, capability } = parsed<{
+    rootThreadId: string;
+    root: { conversationId: string };
+    capability: string;
+  }>(run.stdout);
   const watched = await runCli(['watch', root.conversationId, '--json', '--idle-exit', '2500'], env);
   expect(watched.stderr).toBe('');
   expect(watched.code).toBe(0);
@@ -391,5 +411,7 @@ test('run releases the root conversation when it ends: watch takes it and starts
     .map((line) => JSON.parse(line) as { seq: number });
   // Run acknowledged every item but its last (passive items are acknowledged by receiving the next).
   expect(items[0]!.seq).toBe(Math.max(...seen));
-  expect((await runCli(['shutdown', rootThreadId], env)).code).toBe(0);
+  expect((await runCli(['shutdown', rootThreadId], { ...env, AGENTS_KIT_CAPABILITY: capability })).code).toBe(
+    0,
+  );
 });

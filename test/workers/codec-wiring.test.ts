@@ -61,9 +61,10 @@ test('with AGENTS_KIT_CODEC_KEYS, agents-kit worker and run encrypt: the history
     await untilOutput(worker, new RegExp(`worker polling task queue ${taskQueue}`));
     const run = await runCli(['run', marker, '--agents', 'helper', '--keep', '--json'], env);
     expect(run.code).toBe(0);
-    const { rootThreadId, root } = JSON.parse(run.stdout) as {
+    const { rootThreadId, root, capability } = JSON.parse(run.stdout) as {
       rootThreadId: string;
       root: { latestTurn?: { result?: string } };
+      capability: string;
     };
     expect(root.latestTurn?.result).toMatch(/^done with 1 sub-agent/);
 
@@ -75,6 +76,8 @@ test('with AGENTS_KIT_CODEC_KEYS, agents-kit worker and run encrypt: the history
     expect(histories.length).toBeGreaterThanOrEqual(3);
     expect(occurrences(histories, 'binary/encrypted').length).toBeGreaterThan(10);
     expect(occurrences(histories, marker)).toEqual([]);
+    // The run key travels in every workflow input (SPEC S3.9): with the codec, no history shows it.
+    expect(occurrences(histories, capability)).toEqual([]);
 
     // The Temporal CLI reads it through a codec server with the keys, and sees ciphertext without one.
     const decodedData = async (codecEndpoint: string | undefined) => {
@@ -107,25 +110,26 @@ test('with AGENTS_KIT_CODEC_KEYS, agents-kit worker and run encrypt: the history
     expect(undecoded.some((data) => data.includes(marker))).toBe(false);
 
     // The CLI with the keys reads the run; without them it fails with one line instead of showing garbage.
-    const tree = await runCli(['tree', rootThreadId], env);
+    const withKey = { ...env, AGENTS_KIT_CAPABILITY: capability };
+    const tree = await runCli(['tree', rootThreadId], withKey);
     expect(tree.code).toBe(0);
     expect(tree.stdout).toMatch(/\/root\/helper +idle/);
-    const blind = await runCli(['tree', rootThreadId], { ...env, AGENTS_KIT_CODEC_KEYS: undefined });
+    const blind = await runCli(['tree', rootThreadId], { ...withKey, AGENTS_KIT_CODEC_KEYS: undefined });
     expect(blind.code).toBe(1);
     expect(blind.stderr).toBe(
       'agents-kit: Protocol: cannot decrypt a Temporal payload: it is encrypted (key "2026-a") and this process has no codec keys: set AGENTS_KIT_CODEC_KEYS to the keys of the workers\n',
     );
     const wrongKeys = await runCli(['tree', rootThreadId], {
-      ...env,
+      ...withKey,
       AGENTS_KIT_CODEC_KEYS: `2026-b:${randomBytes(32).toString('base64')}`,
     });
     expect(wrongKeys.code).toBe(1);
     // Its query is encrypted with 2026-b, which the worker cannot decrypt: the query fails, naming both.
     expect(wrongKeys.stderr).toMatch(
-      /^agents-kit: \w+: listThreads: cannot decrypt a Temporal payload: it was encrypted with key "2026-b", which is not among this codec's keys \(2026-a\)/,
+      /^agents-kit: \w+: (?:snapshot|listThreads): cannot decrypt a Temporal payload: it was encrypted with key "2026-b", which is not among this codec's keys \(2026-a\)/,
     );
     // The run itself is unharmed: with the keys, the CLI shuts it down.
-    const shutdown = await runCli(['shutdown', rootThreadId, '--json'], env);
+    const shutdown = await runCli(['shutdown', rootThreadId, '--json'], withKey);
     expect(shutdown.code).toBe(0);
     expect(JSON.parse(shutdown.stdout)).toMatchObject({ rootThreadId, failed: [], unconfirmed: [] });
   } finally {

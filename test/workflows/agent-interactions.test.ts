@@ -153,11 +153,11 @@ describe('tools that need approval (S6.1)', () => {
       tool: { name: 'deploy', input: { service: 'billing' } },
     });
     await resolveNotification(
-    temporal.client,
-    interaction,
-    { type: 'approval', approved: true },
-    { capability: service.rootCapability },
-  );
+      temporal.client,
+      interaction,
+      { type: 'approval', approved: true },
+      { capability: service.rootCapability },
+    );
     expect((await service.rootControls().subscribeFirstTurn(service.rootThreadId)).result).toBe(
       'tool said: deployed billing',
     );

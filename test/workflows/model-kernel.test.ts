@@ -194,6 +194,40 @@ describe('provider failures (S6.5) and budgets (S6.4)', () => {
       'QuotaExceeded',
     );
   });
+
+  test('a sub-agent spends from an allowance, with no round trip to the root per model call, and still stops at the budget', async () => {
+    policy = () => ({ toolCalls: [{ name: 'list_agents', input: {} }], tokens: 400 });
+    const service = await attachRun(temporal.client, taskQueue, {
+      grant: { owner: 'tests', budgetTokens: 20_000 },
+    });
+    const before = server.requests.length;
+    const spender = await service
+      .rootControls()
+      .spawn({ task: 'spend it all', kernel: { type: 'model', maxSteps: 100 } });
+    const first = await service.rootControls().subscribeFirstTurn(spender.id);
+    expect(first.status).toBe('failed');
+    expect(first.error?.kind).toBe('QuotaExceeded');
+    const calls = server.requests.length - before;
+    // Every model call but the one that passed the budget is within it; each charged exactly once.
+    const counters = await eventually(
+      () => service.counters(),
+      (now) => now.tokens === calls * 400,
+      'every reported token charged',
+    );
+    expect(counters.tokens).toBeGreaterThanOrEqual(20_000);
+    expect(counters.tokens).toBeLessThan(20_000 + 400 * 2);
+    // The allowance is asked for a few times, not once per model call: list_agents is the only other
+    // request this thread sends its root.
+    const history = await temporal.client.workflow.getHandle(spender.id).fetchHistory();
+    const requests = (history.events ?? []).filter(
+      (event) =>
+        event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'control-request',
+    ).length;
+    expect(requests - calls).toBeLessThan(calls / 2);
+    expect((await kitErrorOf(service.rootControls().spawn({ task: 'no budget left' }))).kind).toBe(
+      'QuotaExceeded',
+    );
+  });
 });
 
 test('an interrupt during a slow model response aborts the provider request and leaves the thread idle', async () => {

@@ -71,6 +71,8 @@ export async function streamConversation(options: {
   signal: AbortSignal;
   /** Whose authority answers the interactions (SPEC S3.9): the root's, usually. */
   capability: Capability;
+  /** The root capability to show where an answer is left to `agents-kit resolve`. */
+  runKey?: string;
   onHandled?: (item: ConversationNotification) => void;
 }): Promise<void> {
   const { client, policy, say, signal } = options;
@@ -90,7 +92,9 @@ export async function streamConversation(options: {
       const { threadId, requestId, kind } = item.body;
       if (policy.mode === 'leave') {
         const answer = kind === 'approval' ? '--approve|--deny' : '--answer <text>';
-        say(`waiting for an answer: agents-kit resolve ${threadId} ${requestId} ${answer}`);
+        // Whoever answers from another terminal acts with the root's authority (SPEC S3.9).
+        const withKey = options.runKey ? ` (with AGENTS_KIT_CAPABILITY=${options.runKey})` : '';
+        say(`waiting for an answer: agents-kit resolve ${threadId} ${requestId} ${answer}${withKey}`);
       } else if (policy.mode === 'approve') {
         const answer: InteractionAnswer =
           kind === 'approval' ? { type: 'approval', approved: true } : { type: 'question', text: 'yes' };

@@ -146,6 +146,7 @@ export function runCommand(output: CliOutput): Command {
       const stopStreaming = new AbortController();
       const streaming = streamConversation({
         capability: service.rootCapability,
+        runKey: service.capability,
         client: session.client,
         conversationId,
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
@@ -182,6 +183,8 @@ export function runCommand(output: CliOutput): Command {
         if (options.json) {
           output.json({
             rootThreadId: service.rootThreadId,
+            // A run left running is acted on later with its capability (AGENTS_KIT_CAPABILITY).
+            ...(options.keep ? { capability: service.capability } : {}),
             taskQueue: config.AGENTS_KIT_TASK_QUEUE,
             root: rootThread,
             threads,

@@ -1,0 +1,69 @@
+import { condition } from '@temporalio/workflow';
+import { WaitRequest, type WaitResult } from '../domain/control';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { parseId } from '../domain/ids';
+import type { RootRunState } from '../domain/run-state';
+import { isTerminal, type ControlScope } from '../domain/schemas';
+import type { AgentControls } from './kernel';
+import type { RootHost } from './root-host';
+
+/**
+ * The controls of the root kernel for its turn `turn`: bound to the root's scope, and stale once that
+ * turn is over or the root has ended (SPEC S3.8), so old authority cannot leak into a later turn.
+ */
+export function rootControlsFor(host: RootHost, turn: number, currentTurn: () => number): AgentControls {
+  const { state } = host;
+  const scope = { rootId: state.rootId, threadId: state.rootId };
+  const execute: RootHost['execute'] = (callerScope, operation) => {
+    if (currentTurn() !== turn || isTerminal(state.root.status)) {
+      throw new KitError(
+        ErrorKind.InvalidState,
+        `these root controls belong to root turn ${turn}, which is over`,
+      );
+    }
+    return host.execute(callerScope, operation);
+  };
+  return {
+    spawn: async (request) => execute(scope, { type: 'spawn', request }),
+    spawnRemote: async (request) => execute(scope, { type: 'spawn-remote', request }),
+    sendMessage: async (request) => execute(scope, { type: 'send-message', request }),
+    loadThread: async (threadId) => execute(scope, { type: 'load-thread', threadId }),
+    listThreads: async () => execute(scope, { type: 'list-threads' }),
+    wait: async (request) => execute(scope, { type: 'wait', request }),
+    interrupt: async (threadId) => execute(scope, { type: 'interrupt', threadId }),
+    close: async (threadId) => execute(scope, { type: 'close', threadId }),
+    // The root's budget is in this workflow: charging it costs no round trip.
+    charge: async (tokens) => execute(scope, { type: 'charge', tokens }),
+  };
+}
+
+/**
+ * SPEC S4.7: the threads' latest turns once one of them is idle or terminal, `timedOut` otherwise; a wait
+ * cut short because the run continues as new answers `resume` and the caller waits again.
+ */
+export async function waitForTurns(
+  state: RootRunState,
+  scope: ControlScope,
+  rawRequest: unknown,
+  releasing: () => boolean,
+): Promise<WaitResult> {
+  const request = parseInput(WaitRequest, rawRequest, 'wait request');
+  for (const threadId of request.threadIds) {
+    if (!state.load(scope, parseId('thread', threadId, 'threadIds'))) {
+      throw new KitError(ErrorKind.NotFound, `thread ${threadId} is not in the subtree of the caller`);
+    }
+  }
+  const threads = () => request.threadIds.map((threadId) => state.record(threadId)!.thread);
+  const settled = () => threads().some((thread) => thread.status === 'idle' || isTerminal(thread.status));
+  const ready =
+    request.timeoutMs === 0 ? settled() : await condition(() => settled() || releasing(), request.timeoutMs);
+  return {
+    timedOut: !ready || !settled(),
+    ...(releasing() && !settled() ? { resume: true } : {}),
+    outcomes: threads().map((thread) => ({
+      threadId: thread.id,
+      status: thread.status,
+      ...(thread.latestTurn ? { latestTurn: thread.latestTurn } : {}),
+    })),
+  };
+}

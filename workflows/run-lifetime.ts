@@ -1,0 +1,41 @@
+import { workflowInfo } from '@temporalio/workflow';
+import { ErrorKind, KitError } from '../domain/errors';
+
+/** Updates one run handles before it continues as new (Temporal refuses more than 2,000 per run). */
+export const maxUpdatesPerRun = 1_500;
+
+/**
+ * When a long-lived workflow continues as new (SPEC S7.3), shared by the root run and its agents: past
+ * its history budget, when Temporal suggests it, or past {@link maxUpdatesPerRun} updates. While it
+ * drains (`releasing`), validators refuse new updates with a retryable error that leaves no trace in
+ * history, and the client sends them again to the next run, so a steady stream cannot hold it back.
+ */
+export class RunLifetime {
+  releasing = false;
+  updates = 0;
+
+  constructor(private readonly continueAsNewAfterEvents: number) {}
+
+  /** Counts an update toward this run's budget. */
+  count(): void {
+    this.updates += 1;
+  }
+
+  /** Time to continue as new. */
+  get due(): boolean {
+    const info = workflowInfo();
+    return (
+      info.continueAsNewSuggested ||
+      info.historyLength >= this.continueAsNewAfterEvents ||
+      this.updates >= maxUpdatesPerRun
+    );
+  }
+
+  /** Throws the retryable refusal while the run is continuing as new (call it in validators). */
+  refuseWhileReleasing(): void {
+    if (this.releasing)
+      throw new KitError(ErrorKind.Integration, `${workflowInfo().workflowId} is continuing as new: retry`, {
+        retryAfterContinueAsNew: true,
+      });
+  }
+}

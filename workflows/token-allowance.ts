@@ -1,0 +1,106 @@
+import { ErrorKind, KitError } from '../domain/errors';
+
+/** What a thread asks its root for at a time; the root grants a quarter of the least budget left at most. */
+const allowanceChunk = 20_000;
+
+/** What a thread holds to spend, and what it spent past that (carried through continue-as-new). */
+export interface TokenAllowanceState {
+  allowance: number;
+  owed: number;
+  /** Spent of the allowance and not reported to the root yet. */
+  unreported: number;
+  /** The root granted less than asked last time: refills wait until the allowance is spent. */
+  scarce?: boolean | undefined;
+}
+
+/**
+ * A thread's share of its root's token budget (SPEC S6.4), so a model call costs no round trip to the
+ * root: tokens are spent from the allowance the root set aside, and refilled in the background before
+ * they run out. Once the allowance is used up the thread asks the root on the spot, and a spent budget
+ * ends the turn with QuotaExceeded before the next model call starts.
+ */
+export class TokenAllowance {
+  private refilling: Promise<void> | undefined;
+  private exhausted: KitError | undefined;
+
+  constructor(
+    private readonly reserve: (request: { tokens: number; owed: number; spent: number }) => Promise<{
+      granted: number;
+    }>,
+    readonly state: TokenAllowanceState,
+    private readonly track: (work: Promise<void>) => void,
+  ) {}
+
+  /**
+   * Asks for more in the background when the allowance is below half a full grant (a turn is about to
+   * call the model). Not once the root grants less than asked: the budget is nearly used up, and each
+   * further grant is asked for when the last is spent, so every call is still checked against it.
+   */
+  prefetch(): void {
+    const low = this.state.allowance < allowanceChunk / 2 && !this.state.scarce;
+    if ((low || this.state.allowance === 0) && !this.refilling && !this.exhausted) {
+      this.refilling = this.refill().catch((error: unknown) => {
+        if (error instanceof KitError && error.kind === ErrorKind.QuotaExceeded) this.exhausted = error;
+      });
+      const done = this.refilling.finally(() => (this.refilling = undefined));
+      this.track(done);
+    }
+  }
+
+  /** Spends `tokens`; throws QuotaExceeded when the budget above is used up. */
+  async charge(tokens: number): Promise<{ remaining: number }> {
+    const spent = Math.min(tokens, this.state.allowance);
+    this.state.allowance -= spent;
+    this.state.unreported += spent;
+    this.state.owed += tokens - spent;
+    if (this.state.allowance > 0 && this.state.owed === 0) {
+      this.prefetch();
+      return { remaining: this.state.allowance };
+    }
+    // Used up: ask the root now, so the next model call starts only within the budget.
+    if (this.refilling) await this.refilling;
+    if (this.state.allowance > 0 && this.state.owed === 0) return { remaining: this.state.allowance };
+    this.exhausted = undefined;
+    await this.refill();
+    if (this.state.allowance <= 0)
+      throw new KitError(
+        ErrorKind.QuotaExceeded,
+        'the token budget has no room left for another model call',
+        {
+          limit: 'budgetTokens',
+        },
+      );
+    return { remaining: this.state.allowance };
+  }
+
+  /** What the thread gives back when it ends. */
+  get unused(): number {
+    return this.state.allowance;
+  }
+
+  /** What it spent of its allowance since it last said, for a report to the root (then reset). */
+  takeUnreported(): number {
+    const spent = this.state.unreported;
+    this.state.unreported = 0;
+    return spent;
+  }
+
+  private async refill(): Promise<void> {
+    const owed = this.state.owed;
+    const spent = this.takeUnreported();
+    this.state.owed = 0;
+    try {
+      const { granted } = await this.reserve({ tokens: allowanceChunk, owed, spent });
+      this.state.allowance += granted;
+      this.state.scarce = granted < allowanceChunk;
+    } catch (error) {
+      // A refused reservation has charged what was owed (that is what used the budget up); any other
+      // failure has not, so it stays owed.
+      if (!(error instanceof KitError && error.kind === ErrorKind.QuotaExceeded)) {
+        this.state.owed += owed;
+        this.state.unreported += spent;
+      }
+      throw error;
+    }
+  }
+}
