@@ -257,6 +257,12 @@ export const AgentInput = z
     spec: AgentSpec,
     idleTimeoutMs: z.number().int().min(1),
     interactionTimeoutMs: z.number().int().min(1).default(600_000),
+    /** SPEC S5.10: how long its conversation is kept after it ended (the grant's setting). */
+    conversationRetentionMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(7 * 24 * 3_600_000),
     continueAsNewAfterEvents: z.number().int().min(100).default(defaultContinueAsNewAfterEvents),
     resume: AgentResume.optional(),
   })

@@ -152,7 +152,19 @@ export type SettleInteraction = z.infer<typeof SettleInteraction>;
  * The thread a conversation belongs to, and its run's key: such a conversation takes notifications and
  * settlements only with a proof from that thread (or, for the root's conversation, any of the tree).
  */
-export const ConversationOwner = z.object({ rootId: ThreadId, threadId: ThreadId, runKey: RunKey }).strict();
+export const ConversationOwner = z
+  .object({
+    rootId: ThreadId,
+    threadId: ThreadId,
+    runKey: RunKey,
+    /** SPEC S5.10: how long it is kept once its thread has ended and its backlog is not read to the end. */
+    retentionMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(7 * 24 * 3_600_000),
+  })
+  .strict();
 export type ConversationOwner = z.infer<typeof ConversationOwner>;
 
 /** Read-only view of a conversation for tests and the CLI. */

@@ -289,6 +289,16 @@ export const DelegationGrant = z
       .min(1)
       .max(30 * 24 * 3_600_000)
       .default(600_000),
+    /**
+     * SPEC S5.10: how long a thread's conversation is kept once its thread has ended, if nobody reads
+     * its backlog to the end first (then it completes at once). Its history stays in the namespace.
+     */
+    conversationRetentionMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(365 * 24 * 3_600_000)
+      .default(7 * 24 * 3_600_000),
     remoteTargets: z.record(ThreadName, RemoteTarget).default({}),
     revoked: z.boolean().default(false),
   })

@@ -43,11 +43,12 @@ async function rejectionOf(what: string, call: Promise<unknown>): Promise<string
 }
 
 async function until<Value>(read: () => Promise<Value>, accept: (value: Value) => boolean, what: string) {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000;
   for (;;) {
     const value = await read();
     if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`gave up waiting for ${what}; last: ${JSON.stringify(value)?.slice(0, 1_000)}`);
     await new Promise((done) => setTimeout(done, 200));
   }
 }

@@ -124,7 +124,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
 
   const conversation = new ThreadConversation(
     () => thread,
-    input.interactionTimeoutMs,
+    { interactionTimeoutMs: input.interactionTimeoutMs, retentionMs: input.conversationRetentionMs },
     authority,
     resume?.resolutions,
     lifetime,

@@ -39,7 +39,8 @@ import {
   SettleInteraction,
 } from '../domain/conversation-schemas';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { ConversationId } from '../domain/ids';
+import { ConversationId, newId } from '../domain/ids';
+import { auditOf } from '../domain/conversation-audit';
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
@@ -78,6 +79,8 @@ export const ConversationWorkflowInput = z
       .default(256 * 1_024),
     /** How many runs came before this one. */
     generation: z.number().int().min(0).default(0),
+    /** When the owner thread's end was published here (SPEC S5.10: retention runs from then). */
+    ownerEndedAtMs: z.number().int().min(0).optional(),
     snapshot: ConversationJournalSnapshot.optional(),
   })
   .strict();
@@ -126,9 +129,20 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       );
   };
 
+  let ownerEndedAtMs = input.ownerEndedAtMs;
   async function publish(request: PublishRequest): Promise<PublishReceipt> {
     checkSender(request.from, 'publish');
     const { accepted, ...receipt } = journal.publish(request.notifications, request.mirrorInteractionsTo);
+    const ownerEnded = accepted.some(
+      ({ body }) =>
+        body.type === 'status' && body.event === 'thread-end' && body.threadId === owner?.threadId,
+    );
+    // Its thread's end is the stream's last item: the conversation closes, so receivers drain it and get
+    // end-of-stream, which acknowledges it (SPEC S5.6, S5.10).
+    if (ownerEnded) {
+      ownerEndedAtMs ??= Date.now();
+      journal.close();
+    }
     const mirrored = accepted.filter((notification) => notification.body.type === 'interaction');
     if (request.mirrorInteractionsTo && mirrored.length > 0) {
       await signalQuietly(request.mirrorInteractionsTo, publishSignal, {
@@ -242,7 +256,17 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     try {
       const settle = parseInput(SettleInteraction.partial({ from: true }), raw, 'interaction-settled');
       checkSender(settle.from, 'interaction-settled');
+      const before = journal.summary(input.generation).resolvedInteractions;
       journal.settle(settle.resolution);
+      // SPEC S5.10: the answer stays in the record, for later receivers too.
+      if (journal.summary(input.generation).resolvedInteractions > before)
+        journal.publish([
+          {
+            id: newId('notification', uuid4),
+            createdAt: new Date().toISOString(),
+            body: auditOf(settle.resolution),
+          },
+        ]);
     } catch (error) {
       log.warn('interaction-settled dropped', { error: String(error) });
     }
@@ -298,8 +322,25 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
     updatesThisRun >= input.continueAsNewAfterUpdates;
   const pageWork = () => journal.backlog.hasPageToCut() || pageToRequest() !== undefined;
+  // SPEC S5.10: once its thread has ended, a thread's conversation completes when its backlog has been
+  // read and acknowledged to the end, or when the retention period has passed.
+  const retentionLeftMs = () =>
+    owner && ownerEndedAtMs !== undefined ? ownerEndedAtMs + owner.retentionMs - Date.now() : Infinity;
+  const retired = () =>
+    owner !== undefined &&
+    ownerEndedAtMs !== undefined &&
+    (journal.backlog.size === 0 || retentionLeftMs() <= 0);
   for (;;) {
-    await condition(() => timeToContinue() || pageWork());
+    // The wait is made again when the owner's end arrives, so its retention timer starts then.
+    const endedWhenArmed = ownerEndedAtMs;
+    const wake = () => timeToContinue() || pageWork() || retired() || ownerEndedAtMs !== endedWhenArmed;
+    if (Number.isFinite(retentionLeftMs())) await condition(wake, Math.max(1, retentionLeftMs()));
+    else await condition(wake);
+    if (retired()) {
+      handingOver = true;
+      await condition(allHandlersFinished);
+      return;
+    }
     if (timeToContinue()) break;
     await cutPages();
     await requestPage();
@@ -322,6 +363,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     backlogHighWaterBytes: input.backlogHighWaterBytes,
     pageBytes: input.pageBytes,
     generation: input.generation + 1,
+    ...(ownerEndedAtMs === undefined ? {} : { ownerEndedAtMs }),
     snapshot: journal.snapshot(),
   });
 }

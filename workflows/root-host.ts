@@ -55,6 +55,7 @@ export class RootHost {
       runKey: this.options.runKey,
       idleTimeoutMs: this.state.grant.idleTimeoutMs,
       interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
+      conversationRetentionMs: this.state.grant.conversationRetentionMs,
       continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
     }),
     (threadId) => this.state.threadEnded(threadId, 'failed', new Date().toISOString(), true),

@@ -102,7 +102,10 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   const authority = new ThreadAuthority(input.runKey, state.rootId, [], state.rootId);
   const conversation = new ThreadConversation(
     () => state.root,
-    state.grant.interactionTimeoutMs,
+    {
+      interactionTimeoutMs: state.grant.interactionTimeoutMs,
+      retentionMs: state.grant.conversationRetentionMs,
+    },
     authority,
     resume?.resolutions,
     host.lifetime,

@@ -68,7 +68,7 @@ export class ThreadConversation {
 
   constructor(
     private readonly thread: () => AgentThread,
-    private readonly interactionTimeoutMs: number,
+    private readonly settings: { interactionTimeoutMs: number; retentionMs: number },
     private readonly authority: ThreadAuthority,
     resolutions: readonly RememberedResolution[] = [],
     lifetime?: RunLifetime,
@@ -100,6 +100,7 @@ export class ThreadConversation {
             rootId: this.authority.rootId,
             threadId: this.authority.threadId,
             runKey: this.authority.runKey,
+            retentionMs: this.settings.retentionMs,
           },
         },
       ],
@@ -120,7 +121,7 @@ export class ThreadConversation {
   /** Raises an interaction and waits for its answer; unanswered within the grant's timeout, it is denied. */
   async ask(request: InteractionRequest): Promise<InteractionAnswer> {
     const requestId = newId('request', uuid4);
-    const expiresAt = new Date(Date.now() + this.interactionTimeoutMs).toISOString();
+    const expiresAt = new Date(Date.now() + this.settings.interactionTimeoutMs).toISOString();
     const thread = this.thread();
     this.send(
       {
@@ -134,7 +135,7 @@ export class ThreadConversation {
       },
       thread.id === thread.rootId ? undefined : this.rootConversationId,
     );
-    const answer = await this.interactions.wait(requestId, request.kind, this.interactionTimeoutMs);
+    const answer = await this.interactions.wait(requestId, request.kind, this.settings.interactionTimeoutMs);
     if (answer) return answer;
     const denied: InteractionAnswer =
       request.kind === 'approval'

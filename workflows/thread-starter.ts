@@ -19,6 +19,7 @@ export interface StartSettings {
   runKey: string;
   idleTimeoutMs: number;
   interactionTimeoutMs: number;
+  conversationRetentionMs: number;
   continueAsNewAfterEvents: number;
 }
 

@@ -1,0 +1,100 @@
+// SPEC S5.10: a thread's conversation outlives its thread, but not forever: once the thread has ended,
+// it completes when its backlog has been read and acknowledged to the end, or when the grant's retention
+// period has passed. Resolved interactions stay in the record, with their answer, who and when.
+import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
+import { resolveNotification } from '../../client/conversations';
+import type { ConversationNotification } from '../../domain/schemas';
+import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+
+let temporal: TestTemporal;
+const taskQueue = uniqueTaskQueue('retention');
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  await temporal.startWorker({ taskQueue });
+});
+afterAll(async () => temporal?.close());
+
+const statusOf = async (workflowId: string) =>
+  (await temporal.client.workflow.getHandle(workflowId).describe()).status.name;
+
+test('a finished thread’s conversation completes once it has been read to the end; the answer stays in the record', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const root = service.rootControls();
+  const asker = await root.spawn({
+    task: 'ask, then finish',
+    name: 'asker',
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [
+          { type: 'ask', kind: 'approval', prompt: 'ship it?' },
+          { type: 'reply', text: 'answer was {{last}}' },
+        ],
+      ],
+    },
+  });
+  const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
+    taskQueue,
+    pollWaitMs: 1_000,
+  });
+  const seen: ConversationNotification[] = [];
+  const next = async () => {
+    const item = await receiver.recv();
+    if (item) seen.push(item);
+    return item;
+  };
+  let interaction = await next();
+  while (interaction && interaction.body.type !== 'interaction') interaction = await next();
+  await resolveNotification(
+    temporal.client,
+    interaction!,
+    { type: 'approval', approved: true },
+    { capability: service.rootCapability, name: 'release manager' },
+  );
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('answer was approved');
+  await root.close(asker.id);
+  // Read to the end: the audit record of the answer, then the thread's end.
+  for (;;) {
+    const item = await next();
+    if (!item || (item.body.type === 'status' && item.body.event === 'thread-end')) break;
+  }
+  const audit = seen.find(
+    (item) => item.body.type === 'status' && item.body.event === 'interaction-resolved',
+  );
+  expect(audit?.body).toMatchObject({ type: 'status', threadId: asker.id });
+  expect(audit?.body.type === 'status' && audit.body.detail).toMatch(
+    new RegExp(`approved by ${service.rootThreadId} \\(release manager\\) at `),
+  );
+  // The thread's end closed the stream: the next receive is its end, which acknowledges the last item,
+  // so nothing is left and the conversation completes.
+  expect(await receiver.recv()).toBeNull();
+  await eventually(
+    () => statusOf(asker.conversationId),
+    (status) => status === 'COMPLETED',
+    'the conversation to complete',
+  );
+  expect(await receiver.recv()).toBeNull();
+  await receiver.dispose();
+  await service.shutdown();
+}, 120_000);
+
+test('nobody reads it: the conversation of a finished thread completes when the retention period has passed', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', conversationRetentionMs: 2_000 },
+  });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'say hi', name: 'quiet' });
+  await untilTurns(service, child.id, 1);
+  expect(await statusOf(child.conversationId)).toBe('RUNNING');
+  await root.close(child.id);
+  await eventually(
+    () => statusOf(child.conversationId),
+    (status) => status === 'COMPLETED',
+    'the unread conversation to complete after its retention period',
+  );
+  // Its history stays in the namespace: the backlog can still be inspected there.
+  const history = await temporal.client.workflow.getHandle(child.conversationId).fetchHistory();
+  expect(history.events?.length).toBeGreaterThan(3);
+  await service.shutdown();
+}, 120_000);
