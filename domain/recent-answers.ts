@@ -7,7 +7,7 @@ export const rememberedAnswers = 200;
 /** Longest id remembered (a Temporal update id, or an operation id); a longer one is not remembered. */
 const maxRememberedId = 200;
 /** Largest answer remembered, in characters of JSON; a larger one is not remembered. */
-const maxRememberedAnswer = 2_000;
+const maxRememberedAnswer = 800;
 
 /** An update or operation a workflow has applied: its id, a fingerprint of its input, and its answer. */
 export const RecentAnswer = z
@@ -24,7 +24,7 @@ export const RecentAnswers = z.array(RecentAnswer).max(rememberedAnswers);
  * The answers of the last {@link rememberedAnswers} updates (by update id) or operations (by operation
  * id) a workflow applied, carried through continue-as-new. Temporal recognises a retried update id only
  * within one run; a retry that lands on a later run finds its answer here and gets it back instead of
- * taking effect twice (SPEC S3.10). At most ~450 KB: 200 × (200-character id + 64 + 2,000).
+ * taking effect twice (SPEC S3.10). At most ~220 KB: 200 × (200-character id + 64 + 800, and JSON around them).
  */
 export class RecentAnswerLog {
   private readonly byId = new Map<string, RecentAnswer>();

@@ -140,15 +140,15 @@ describe('comparison with the primitive', () => {
       costNote: '',
     }) satisfies OperationResult;
 
-  it('applies the 1.25× latency and 0.8× throughput targets', () => {
+  it('applies the 1.10× latency and 0.9× throughput targets', () => {
     const [met, missed] = compare([
       result('update', 10, 100, 1),
-      result('interrupt', 12.5, 80, 2, 'update'),
-      result('spawn', 13, 79, 5, 'update'),
+      result('interrupt', 11, 90, 2, 'update'),
+      result('spawn', 11.5, 89, 5, 'update'),
     ]);
     expect(met).toMatchObject({
-      p50Ratio: 1.25,
-      throughputRatio: 0.8,
+      p50Ratio: 1.1,
+      throughputRatio: 0.9,
       latencyMet: true,
       throughputMet: true,
       extraActions: 1,

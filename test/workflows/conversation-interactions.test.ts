@@ -117,7 +117,8 @@ test('S5.9: an interaction mirrored to the root is resolved there, settling orig
   });
   expect(resolution.conversationId).toBe(child.conversationId);
 
-  // The mirror is settled: a new root receiver skips it and sees the next item.
+  // The mirror is settled: a new root receiver is not offered it again; it sees the record of the
+  // answer (SPEC S5.10), then the next item.
   await watcher.dispose();
   await publishNotifications(temporal.client, root.conversationId, [{ body: messageBody('after') }], {
     taskQueue,
@@ -125,6 +126,9 @@ test('S5.9: an interaction mirrored to the root is resolved there, settling orig
   await using next = await ConversationNotificationReceiver.open(temporal.client, root.conversationId, {
     taskQueue,
   });
+  const record = await next.recv();
+  expect(record?.body).toMatchObject({ type: 'status', event: 'interaction-resolved' });
+  expect(record?.body.type === 'status' && record.body.detail).toContain(`${interaction.requestId} approved`);
   expect(label(await next.recv())).toBe('after');
   expect(await conversationSummary(temporal.client, child.conversationId)).toMatchObject({
     pendingInteractions: 0,
