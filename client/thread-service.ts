@@ -5,6 +5,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { attachRefusal } from '../domain/attach-rules';
 import { mintCapability, rootCapability, RunKey, type Capability } from '../domain/capability';
 import {
   ReconcileRequest,
@@ -104,22 +105,13 @@ export class ThreadService {
       { ...options.grant, rootThreadId: options.grant.rootThreadId ?? rootThreadId },
       'grant',
     );
-    if (grant.rootThreadId !== rootThreadId) {
-      throw new KitError(
-        ErrorKind.PermissionDenied,
-        `the grant is for root ${grant.rootThreadId}, not ${rootThreadId}`,
-      );
-    }
+    // The workflow checks these rules again itself (a raw client cannot skip them); here they fail fast.
+    const refusal = attachRefusal(rootThreadId, grant);
+    if (refusal) throw refusal;
     if (grant.owner !== options.owner) {
       throw new KitError(
         ErrorKind.PermissionDenied,
         `the grant belongs to ${grant.owner}, not ${options.owner}`,
-      );
-    }
-    if (grant.spentTokens >= grant.budgetTokens) {
-      throw new KitError(
-        ErrorKind.QuotaExceeded,
-        `the grant's budget is exhausted: ${grant.spentTokens} of ${grant.budgetTokens} tokens spent`,
       );
     }
     const taskQueue = parseInput(RootRunInput.shape.taskQueue, options.taskQueue, 'taskQueue');

@@ -8,6 +8,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { attachRefusal } from '../domain/attach-rules';
 import { capabilityRefusal } from '../domain/capability';
 import { answerQuery, ControlRequest, ThreadReport, type RootRunResult } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
@@ -45,6 +46,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   try {
     input = parseInput(RootRunInput, rawInput, 'root run input');
     resume = input.resume === undefined ? undefined : parseInput(RootResume, input.resume, 'resume');
+    // SPEC S3.2: the rules of a new root hold for every caller, not only for the client library.
+    const refusal = resume
+      ? undefined
+      : attachRefusal(input.rootThreadId, input.grant, workflowInfo().workflowId);
+    if (refusal) throw refusal;
   } catch (error) {
     throw asFailure(error);
   }
