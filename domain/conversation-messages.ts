@@ -12,6 +12,7 @@ import type {
   ReleaseReceiverRequest,
   ResolveNotificationRequest,
   SettleInteraction,
+  AdoptConversation,
 } from './conversation-schemas';
 import type { PageDelivery } from './conversation-pages';
 
@@ -37,6 +38,8 @@ export const resolveNotificationUpdate = defineUpdate<InteractionResolution, [Re
 );
 /** Thread → its conversation and the root's mirror: the interaction is settled (answered or timed out). */
 export const interactionSettledSignal = defineSignal<[SettleInteraction]>('interaction-settled');
+/** Thread → its conversation, started first by a receiver: the thread claims it (SPEC S3.9, S5.10). */
+export const adoptConversationSignal = defineSignal<[AdoptConversation]>('adopt-conversation');
 /** Counts, lease holder and closed flag of a conversation. */
 export const conversationSummaryQuery = defineQuery<ConversationSummary, []>('conversation-summary');
 /** Sent by a conversation to one of its page workflows: send me your entries (S7.3). */

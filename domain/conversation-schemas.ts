@@ -167,6 +167,13 @@ export const ConversationOwner = z
   .strict();
 export type ConversationOwner = z.infer<typeof ConversationOwner>;
 
+/**
+ * Thread → its conversation, when a receiver started the conversation before the thread did: the
+ * thread claims it (once), proving the claim with its capability under the run key it names.
+ */
+export const AdoptConversation = z.object({ owner: ConversationOwner, from: Capability }).strict();
+export type AdoptConversation = z.infer<typeof AdoptConversation>;
+
 /** Read-only view of a conversation for tests and the CLI. */
 export const ConversationSummary = z
   .object({

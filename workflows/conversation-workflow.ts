@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { ConversationJournal, ConversationJournalSnapshot } from '../domain/conversation-journal';
 import { PageDelivery, type PagingLimits } from '../domain/conversation-pages';
 import {
+  adoptConversationSignal,
   closeConversationUpdate,
   conversationSummaryQuery,
   interactionSettledSignal,
@@ -29,6 +30,7 @@ import {
 } from '../domain/conversation-messages';
 import { capabilityRefusal, isSelfOrBelow } from '../domain/capability';
 import {
+  AdoptConversation,
   ConversationOwner,
   OpenReceiverRequest,
   PublishReceipt,
@@ -39,7 +41,7 @@ import {
   SettleInteraction,
 } from '../domain/conversation-schemas';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { ConversationId, newId } from '../domain/ids';
+import { ConversationId, newId, relatedId } from '../domain/ids';
 import { auditOf } from '../domain/conversation-audit';
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
@@ -110,7 +112,20 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   let updatesThisRun = 0;
   const receiveTimer = new KeptTimer();
 
-  const owner = input.owner;
+  let owner = input.owner;
+  // A receiver may have started this conversation before its thread did: the thread then claims it,
+  // once, with a capability of that very thread under the run key it names.
+  setHandler(adoptConversationSignal, (raw) => {
+    const claim = AdoptConversation.safeParse(raw);
+    const valid =
+      !owner &&
+      claim.success &&
+      relatedId('conversation', claim.data.owner.threadId) === input.conversationId &&
+      claim.data.from.threadId === claim.data.owner.threadId &&
+      capabilityRefusal(claim.data.owner.runKey, claim.data.owner.rootId, claim.data.from) === undefined;
+    if (valid) owner = claim.data.owner;
+    else log.warn('dropped a conversation claim', { conversationId: input.conversationId });
+  });
   /**
    * SPEC S3.9: a thread's conversation takes notifications and settlements only from that thread, or (the
    * root's conversation) from any thread of its tree, proven; throws PermissionDenied otherwise.

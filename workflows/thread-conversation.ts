@@ -7,7 +7,11 @@ import {
   startChild,
   uuid4,
 } from '@temporalio/workflow';
-import { interactionSettledSignal, publishSignal } from '../domain/conversation-messages';
+import {
+  adoptConversationSignal,
+  interactionSettledSignal,
+  publishSignal,
+} from '../domain/conversation-messages';
 import type {
   InteractionAnswer,
   InteractionResolution,
@@ -84,6 +88,16 @@ export class ThreadConversation {
     );
   }
 
+  /** Who its conversation belongs to (SPEC S3.9): this thread, under its run's key. */
+  private get owner() {
+    return {
+      rootId: this.authority.rootId,
+      threadId: this.authority.threadId,
+      runKey: this.authority.runKey,
+      retentionMs: this.settings.retentionMs,
+    };
+  }
+
   /** Registers the resolve update; on a thread's first run, starts its conversation workflow. */
   open(firstRun: boolean): void {
     this.interactions.register();
@@ -96,19 +110,17 @@ export class ThreadConversation {
         {
           protocolVersion: 1,
           conversationId: this.conversationId,
-          owner: {
-            rootId: this.authority.rootId,
-            threadId: this.authority.threadId,
-            runKey: this.authority.runKey,
-            retentionMs: this.settings.retentionMs,
-          },
+          owner: this.owner,
         },
       ],
       staticSummary: `conversation of ${this.thread().path}`,
     }).then(
       () => undefined,
-      (error: unknown) =>
-        log.warn('conversation start failed (it may exist already)', { error: String(error) }),
+      // A receiver started it first (its start options carry no owner): claim it.
+      () =>
+        getExternalWorkflowHandle(this.conversationId)
+          .signal(adoptConversationSignal, { owner: this.owner, from: this.authority.self })
+          .catch((error: unknown) => log.warn('conversation claim failed', { error: String(error) })),
     );
     this.track(this.started);
   }
