@@ -2,9 +2,11 @@
 // it completes when its backlog has been read and acknowledged to the end, or when the grant's retention
 // period has passed. Resolved interactions stay in the record, with their answer, who and when.
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
-import { resolveNotification } from '../../client/conversations';
+import { publishNotificationsWithReceipt, resolveNotification } from '../../client/conversations';
+import { randomUUID } from 'node:crypto';
+import { newId, relatedId } from '../../domain/ids';
 import type { ConversationNotification } from '../../domain/schemas';
-import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -96,5 +98,35 @@ test('nobody reads it: the conversation of a finished thread completes when the 
   // Its history stays in the namespace: the backlog can still be inspected there.
   const history = await temporal.client.workflow.getHandle(child.conversationId).fetchHistory();
   expect(history.events?.length).toBeGreaterThan(3);
+  await service.shutdown();
+}, 120_000);
+
+test('a receiver that starts a thread’s conversation before the thread does leaves it to the thread: it claims it', async () => {
+  // The root's id is known before attach, so its conversation can be opened first, owner-less.
+  const rootThreadId = newId('thread', randomUUID);
+  const conversationId = relatedId('conversation', rootThreadId);
+  const early = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+    pollWaitMs: 1_000,
+  });
+  const service = await attachRun(temporal.client, taskQueue, { rootThreadId });
+  // The root claimed it: its own notifications arrive, and a publish without its proof is refused.
+  let item = await early.recv();
+  while (item && item.body.type !== 'status') item = await early.recv();
+  expect(item?.body).toMatchObject({ type: 'status', threadId: rootThreadId });
+  await eventually(
+    () =>
+      kitErrorOf(
+        publishNotificationsWithReceipt(
+          temporal.client,
+          conversationId,
+          [{ body: { type: 'message', text: 'forged' } }],
+          { taskQueue },
+        ),
+      ),
+    (error) => error.kind === 'PermissionDenied',
+    'a publish without proof to be refused',
+  );
+  await early.dispose();
   await service.shutdown();
 }, 120_000);
