@@ -11,6 +11,7 @@ import {
   DelegationGrant,
   InterAgentMessage,
   RemoteSpawnRequest,
+  RetentionMs,
   SendMessageRequest,
   SpawnRequest,
   ThreadStatus,
@@ -258,11 +259,7 @@ export const AgentInput = z
     idleTimeoutMs: z.number().int().min(1),
     interactionTimeoutMs: z.number().int().min(1).default(600_000),
     /** SPEC S5.10: how long its conversation is kept after it ended (the grant's setting). */
-    conversationRetentionMs: z
-      .number()
-      .int()
-      .min(1)
-      .default(7 * 24 * 3_600_000),
+    conversationRetentionMs: RetentionMs,
     continueAsNewAfterEvents: z.number().int().min(100).default(defaultContinueAsNewAfterEvents),
     resume: AgentResume.optional(),
   })

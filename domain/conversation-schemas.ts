@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Capability, RunKey } from './capability';
 import { ConversationId, matching, NotificationId, RequestId, ThreadId } from './ids';
-import { ConversationNotification, NotificationBody } from './schemas';
+import { ConversationNotification, NotificationBody, RetentionMs } from './schemas';
 
 /** The answer to an interaction (SPEC S5.4); its `type` must match the interaction's `kind`. */
 export const InteractionAnswer = z.discriminatedUnion('type', [
@@ -158,11 +158,7 @@ export const ConversationOwner = z
     threadId: ThreadId,
     runKey: RunKey,
     /** SPEC S5.10: how long it is kept once its thread has ended and its backlog is not read to the end. */
-    retentionMs: z
-      .number()
-      .int()
-      .min(1)
-      .default(7 * 24 * 3_600_000),
+    retentionMs: RetentionMs,
   })
   .strict();
 export type ConversationOwner = z.infer<typeof ConversationOwner>;

@@ -267,6 +267,14 @@ export type ControlScope = z.infer<typeof ControlScope>;
 export const RemoteTarget = z.object({ taskQueue: z.string().min(1).max(200) }).strict();
 export type RemoteTarget = z.infer<typeof RemoteTarget>;
 
+/** SPEC S5.10: how long a finished thread's unread conversation is kept (at most a year; 7 days). */
+export const RetentionMs = z
+  .number()
+  .int()
+  .min(1)
+  .max(365 * 24 * 3_600_000)
+  .default(7 * 24 * 3_600_000);
+
 /** The root's delegation grant (SPEC S1, S3.2): limits and budget fixed when the root is attached. */
 export const DelegationGrant = z
   .object({
@@ -293,12 +301,7 @@ export const DelegationGrant = z
      * SPEC S5.10: how long a thread's conversation is kept once its thread has ended, if nobody reads
      * its backlog to the end first (then it completes at once). Its history stays in the namespace.
      */
-    conversationRetentionMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(365 * 24 * 3_600_000)
-      .default(7 * 24 * 3_600_000),
+    conversationRetentionMs: RetentionMs,
     remoteTargets: z.record(ThreadName, RemoteTarget).default({}),
     revoked: z.boolean().default(false),
   })

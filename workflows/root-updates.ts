@@ -1,10 +1,5 @@
-import { currentUpdateInfo, setHandler } from '@temporalio/workflow';
+import { setHandler } from '@temporalio/workflow';
 
-/** The current update's id, to answer a retry of it (undefined outside an update). */
-const updateKey = (): string | undefined => {
-  const id = currentUpdateInfo()?.id;
-  return id === undefined ? undefined : `update|${id}`;
-};
 import { ReconcileRequest, WaitRequest, type ShutdownReport } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
@@ -30,6 +25,7 @@ import {
   type InterAgentMessage,
 } from '../domain/schemas';
 import { guarded } from './failures';
+import { updateKey } from './run-lifetime';
 import type { RootHost } from './root-host';
 import type { ThreadAuthority } from './thread-authority';
 

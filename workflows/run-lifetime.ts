@@ -1,4 +1,4 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { currentUpdateInfo, workflowInfo } from '@temporalio/workflow';
 import { ErrorKind, KitError } from '../domain/errors';
 
 /** Updates one run handles before it continues as new (Temporal refuses more than 2,000 per run). */
@@ -39,3 +39,9 @@ export class RunLifetime {
       });
   }
 }
+
+/** The current update's key in a workflow's recent-answer log, to answer a retry of it (undefined outside an update). */
+export const updateKey = (): string | undefined => {
+  const id = currentUpdateInfo()?.id;
+  return id === undefined ? undefined : `update|${id}`;
+};

@@ -1,4 +1,4 @@
-import { currentUpdateInfo, log, setHandler, uuid4 } from '@temporalio/workflow';
+import { log, setHandler, uuid4 } from '@temporalio/workflow';
 import type { Capability } from '../domain/capability';
 import { ControlRequest, type AgentInterruptReceipt } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
@@ -9,7 +9,7 @@ import type { RecentAnswerLog } from '../domain/recent-answers';
 import { isTerminal, SendMessageRequest, type AgentThread, type InterAgentMessage } from '../domain/schemas';
 import type { ControlTransport } from './control-transport';
 import { guarded } from './failures';
-import type { RunLifetime } from './run-lifetime';
+import { updateKey, type RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 
 /** What a thread's operations act on. */
@@ -179,9 +179,3 @@ export class ThreadOperations {
     );
   }
 }
-
-/** The current update's id, to answer a retry of it (undefined outside an update). */
-const updateKey = (): string | undefined => {
-  const id = currentUpdateInfo()?.id;
-  return id === undefined ? undefined : `update|${id}`;
-};
