@@ -103,20 +103,35 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   // A free port can be taken by someone else before the server binds it; the server then exits at
-  // once. With ports of our choosing, try again on fresh ones.
-  const retries = options.port === undefined && options.uiPort === undefined ? 2 : 0;
+  // once. When the port it could not bind is one of ours (not one the caller fixed), try again on
+  // fresh ones.
+  const fixed = [options.port, options.uiPort].filter((port) => port !== undefined).map(String);
   for (let attempt = 0; ; attempt++) {
     try {
       return await startDevServerOnce(options);
     } catch (error) {
-      if (attempt >= retries || !(error instanceof Error) || !/exited before answering/.test(error.message))
+      if (attempt >= 2 || !(error instanceof Error) || !/exited before answering/.test(error.message))
+        throw error;
+      const taken = [...error.message.matchAll(/:(\d+): bind/g)].map((match) => match[1]);
+      if (taken.some((port) => fixed.includes(port!)) || (taken.length === 0 && fixed.length > 0))
         throw error;
       process.stderr.write(`[temporal] ${error.message}; starting it again on other ports\n`);
     }
   }
 }
 
+/** `count` ports that were free a moment ago, distinct from each other and from `taken`. */
+async function freePorts(count: number, taken: readonly number[]): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = await freePort();
+    if (!taken.includes(port) && !ports.includes(port)) ports.push(port);
+  }
+  return ports;
+}
+
 async function serverArguments(options: DevServerOptions, port: number, uiPort: number, dbFile: string) {
+  const [httpPort, metricsPort] = await freePorts(2, [port, uiPort]);
   const args = [
     'server',
     'start-dev',
@@ -125,9 +140,9 @@ async function serverArguments(options: DevServerOptions, port: number, uiPort: 
     '--port',
     String(port),
     '--http-port',
-    String(await freePort()),
+    String(httpPort),
     '--metrics-port',
-    String(await freePort()),
+    String(metricsPort),
     '--namespace',
     options.namespace ?? 'default',
     '--db-filename',
@@ -166,7 +181,7 @@ tick();`;
 async function startDevServerOnce(options: DevServerOptions): Promise<DevServer> {
   const binary = await ensureTemporalBinary();
   const port = options.port ?? (await freePort());
-  const uiPort = options.uiPort ?? (await freePort());
+  const uiPort = options.uiPort ?? (await freePorts(1, [port]))[0]!;
   const namespace = options.namespace ?? 'default';
   const dbFile = resolve(options.dbFile ?? join(defaultDataDir(), `temporal-${port}.sqlite`));
   mkdirSync(dirname(dbFile), { recursive: true });
