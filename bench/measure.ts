@@ -53,6 +53,35 @@ export interface OperationResult {
   throughputOpsPerSec: number;
   cost: HistoryCost;
   costNote: string;
+  /** For a step benchmark (latency is per step): its turns, as bench/agent-step.ts measured them. */
+  step?: StepDetails;
+}
+
+/** What a step benchmark measured besides the per-step latency: whole turns and what ran between steps. */
+export interface StepDetails {
+  stepsPerTurn: number;
+  /** Whole turns: from the trigger's client call to the task that took the turn's last model answer. */
+  turnLatency: LatencySummary;
+  /** Turns whose histories were read (every latency sample, warm-up included). */
+  turnsChecked: number;
+  /** Signals to the root sent between a turn's first model call and its last answer (a round trip starts so). */
+  rootSignalsBetweenSteps: number;
+  /** Signals the turn's workflow received in that window (a root's reply would be one). */
+  signalsReceivedBetweenSteps: number;
+  /** Workflow tasks of the turn's workflow per turn (trigger to the task after the last answer), mean. */
+  workflowTasksPerTurn: number;
+  /** Where a step's time went, from the turn's history, mean per step (spans may overlap). */
+  spansPerStep: StepSpans;
+}
+
+/** Summed spans of a turn's workflow, in ms. */
+export interface StepSpans {
+  /** Activities scheduled → started (matching; near 0 when dispatched eagerly). */
+  activityQueuedMs: number;
+  /** Activities started → completed (the worker runs them, and reports back). */
+  activityRunningMs: number;
+  /** Workflow tasks scheduled → completed (queued, then run by the worker). */
+  workflowTaskMs: number;
 }
 
 /** A benchmark of one operation: its timed operation, its throughput run and its cost run. */
@@ -73,6 +102,8 @@ export interface OperationBenchmark {
   operate(index: number, lane: number, phase: Phase): Promise<TimedOperation>;
   /** Runs `operations` operations and returns their cost per operation, counted from histories. */
   cost(operations: number): Promise<HistoryCost>;
+  /** For a step benchmark: what it saw of its turns (called after the latency samples). */
+  stepDetails?(): StepDetails;
   /** Throughput run, when the operation needs more than `operate` in loops (e.g. rounds). */
   throughputWindows?(total: number, concurrency: number): Promise<ThroughputWindow[]>;
 }
@@ -113,6 +144,7 @@ export async function measure(benchmark: OperationBenchmark, config: BenchConfig
     const operation = await benchmark.operate(index, 0, 'latency');
     latencies.push((await operation.completedMs()) - operation.startMs);
   }
+  const step = benchmark.stepDetails?.();
   const base = config.warmup + config.iterations;
   const windows = benchmark.throughputWindows
     ? await benchmark.throughputWindows(config.throughputOps, config.concurrency)
@@ -132,5 +164,6 @@ export async function measure(benchmark: OperationBenchmark, config: BenchConfig
     throughputOpsPerSec: throughput(windows),
     cost: await benchmark.cost(config.costOps),
     costNote: benchmark.costNote,
+    ...(step ? { step } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 // Message definitions of the bench-only workflows (bench/workflows.ts), shared with the harness.
 
@@ -17,3 +17,7 @@ export const nextItemUpdate = defineUpdate<number, [number]>('bench-next-item');
 export const relayUpdate = defineUpdate<number, [string, number]>('bench-relay');
 /** Any bench workflow: finish. */
 export const stopSignal = defineSignal<[]>('bench-stop');
+/** Bench step workflow: start a turn of this many steps; answers at once, as sendMessage does. */
+export const startTurnUpdate = defineUpdate<number, [number]>('bench-start-turn');
+/** Bench step workflow: the turns it has finished. */
+export const turnsDoneQuery = defineQuery<number>('bench-turns-done');

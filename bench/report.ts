@@ -35,6 +35,8 @@ export interface BenchReport {
   };
   /** The dev server's dynamic config (`devServerSettings`, or the server's own with `--stock-server`). */
   serverSettings: Record<string, unknown>;
+  /** The dynamic config of the servers that ran a variant's rows (e.g. `eager`), by variant label. */
+  variantServerSettings?: Record<string, Record<string, unknown>>;
   /** The dev server's SQLite pragmas (`devServerPragmas`, or WAL alone with `--stock-server`). */
   sqlitePragmas: string[];
   config: object;
@@ -93,6 +95,17 @@ export function markdown(report: BenchReport): string {
         .map(([rule, count]) => `${count} × ${rule.split(' (')[0]}`)
         .join('; ')} | ${result.costNote} |`,
   );
+  const steps = report.results.flatMap((result) =>
+    result.step
+      ? [
+          `| ${result.kind === 'primitive' ? '_' + result.name + '_' : result.name} | ${result.step.stepsPerTurn} | ${result.latency.p50} | ${result.step.turnLatency.p50} | ${result.step.turnLatency.p95} | ${result.cost.actions} | ${result.cost.events} | ${result.step.workflowTasksPerTurn} | ${result.step.spansPerStep.activityQueuedMs} / ${result.step.spansPerStep.activityRunningMs} / ${result.step.spansPerStep.workflowTaskMs} | ${result.step.rootSignalsBetweenSteps} / ${result.step.signalsReceivedBetweenSteps} (${result.step.turnsChecked} turns) |`,
+        ]
+      : [],
+  );
+  const variants = Object.entries(report.variantServerSettings ?? {}).map(
+    ([label, settings]) =>
+      `Rows marked (${label}) ran on a second server with \`${JSON.stringify(settings)}\`.`,
+  );
   return [
     `# agents-kit benchmark — ${report.startedAt}`,
     '',
@@ -123,6 +136,18 @@ export function markdown(report: BenchReport): string {
     '|---|---|---|',
     ...breakdown,
     '',
+    ...(steps.length > 0
+      ? [
+          'Steps: latency and cost per step (a turn of n steps: n model calls, n − 1 tool calls); turns timed from the trigger’s client call to the task that took the last model answer. The last column counts, over every latency turn, the signals sent to the root / received between a turn’s first call and its last answer (0 / 0: no round trip to the root on the step’s path).',
+          '',
+          '| step | steps/turn | p50 per step | turn p50 | turn p95 | actions/step | events/step | workflow tasks/turn | ms per step: activities queued / running / workflow tasks | root signals / signals in between |',
+          '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+          ...steps,
+          '',
+          ...variants,
+          '',
+        ]
+      : []),
   ].join('\n');
 }
 

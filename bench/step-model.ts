@@ -1,0 +1,90 @@
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Content,
+  LanguageModelV3GenerateResult,
+} from '@ai-sdk/provider';
+import { z } from 'zod';
+import { defineTool, type ModelProvider, type ToolDefinition } from '../activities';
+
+// The fakes of the agent-step bench: a model that answers at once and a tool that does nothing, so a
+// step's time is what agents-kit and Temporal add, not what a provider takes.
+
+/** Tokens every model call reports (input + output), on both sides of the comparison. */
+export const stepTokens = 20;
+
+/** The no-op tool every step of the agent-step bench calls. */
+export const noopTool: ToolDefinition = defineTool({
+  name: 'bench_noop',
+  description: 'Does nothing and answers "ok" (benchmark only).',
+  input: z.object({}).strict(),
+  run: async () => 'ok',
+});
+
+/** Tool results since the prompt's last user message: the steps this turn has taken. */
+function stepsTaken(prompt: LanguageModelV3CallOptions['prompt']): number {
+  const lastUser = prompt.map((message) => message.role).lastIndexOf('user');
+  return prompt.slice(lastUser + 1).filter((message) => message.role === 'tool').length;
+}
+
+/**
+ * A real `LanguageModelV3` that answers each turn's first `stepsPerTurn - 1` calls with one call of
+ * {@link noopTool} and the next with a text answer, always reporting {@link stepTokens} tokens: a turn
+ * of `stepsPerTurn` model calls and `stepsPerTurn - 1` tool calls, decided from the prompt alone.
+ */
+export function createStepModel(stepsPerTurn: number): LanguageModelV3 {
+  let calls = 0;
+  return {
+    specificationVersion: 'v3',
+    provider: 'agents-kit-bench',
+    modelId: 'bench-step',
+    supportedUrls: {},
+    async doGenerate(options): Promise<LanguageModelV3GenerateResult> {
+      const toolCall = stepsTaken(options.prompt) < stepsPerTurn - 1;
+      const content: LanguageModelV3Content[] = toolCall
+        ? [{ type: 'tool-call', toolCallId: `bench-${++calls}`, toolName: noopTool.name, input: '{}' }]
+        : [{ type: 'text', text: 'done' }];
+      const inputTokens = stepTokens / 2;
+      const outputTokens = stepTokens - inputTokens;
+      return {
+        content,
+        finishReason: { unified: toolCall ? 'tool-calls' : 'stop', raw: undefined },
+        usage: {
+          inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+          outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
+        },
+        warnings: [],
+      };
+    },
+    async doStream() {
+      throw new Error('the bench step model does not stream');
+    },
+  };
+}
+
+/** The provider of the bench worker: {@link createStepModel} under every model id. */
+export function stepModelProvider(stepsPerTurn: number): ModelProvider {
+  const model = createStepModel(stepsPerTurn);
+  return { name: 'scripted', defaultModel: 'bench-step', scripted: true, model: () => model };
+}
+
+/** What the primitive's model activity answers: a tool call for the first steps, then the turn's text. */
+export interface StepModelAnswer {
+  tokens: number;
+  toolCall?: { name: string; input: unknown };
+  text?: string;
+}
+
+/** The two no-op activities of the bare Temporal step (bench/step-workflows.ts). */
+export const stepActivities = {
+  /** The "model": a tool call for steps before `steps`, then a text answer; always 20 tokens. */
+  async benchModel(call: { step: number; steps: number }): Promise<StepModelAnswer> {
+    return call.step < call.steps
+      ? { tokens: stepTokens, toolCall: { name: noopTool.name, input: {} } }
+      : { tokens: stepTokens, text: 'done' };
+  },
+  /** The "tool": a short string. */
+  async benchTool(_call: { name: string; input: unknown }): Promise<string> {
+    return 'ok';
+  },
+};
