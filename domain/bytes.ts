@@ -53,6 +53,32 @@ export function utf8Length(text: string): number {
 /** Bytes of a value's JSON in UTF-8, as a payload carries it. */
 export const jsonBytes = (value: unknown): number => utf8Length(JSON.stringify(value));
 
+/**
+ * The longest start of `text` that, with `note(charactersCut)` after it, takes at most `maxBytes` as JSON
+ * (quotes and escapes included, as a payload carries it); `text` itself when it fits. Never splits a
+ * surrogate pair. Clipping a clipped text again to the same size changes nothing.
+ */
+export function clipJsonBytes(
+  text: string,
+  maxBytes: number,
+  note: (charactersCut: number) => string,
+): string {
+  if (jsonBytes(text) <= maxBytes) return text;
+  const start = (length: number) =>
+    length > 0 && (text.charCodeAt(length - 1) & 0xfc00) === 0xd800
+      ? text.slice(0, length - 1)
+      : text.slice(0, length);
+  const clipped = (length: number) => start(length) + note(text.length - start(length).length);
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (jsonBytes(clipped(middle)) <= maxBytes) low = middle;
+    else high = middle - 1;
+  }
+  return clipped(low);
+}
+
 /** The SHA-256 digest (FIPS 180-4) of bytes, as 32 bytes. */
 export function sha256(input: readonly number[]): number[] {
   const bytes = [...input];

@@ -223,7 +223,6 @@ export const defaultContinueAsNewAfterEvents = 4000;
 export const AgentResume = z
   .object({
     schemaVersion: z.literal(1),
-    thread: AgentThread,
     mailbox: MailboxSnapshot,
     loop: ThreadLoopState,
     operations: z.number().int().min(0),
@@ -250,6 +249,7 @@ export const AgentInput = z
   .object({
     /** SPEC S3.9 wire version: every workflow input of protocol v1 says 1. */
     protocolVersion: z.literal(1),
+    /** The thread; once carried through continue-as-new, with its task left to `spec` (SPEC S3.10). */
     thread: AgentThread,
     /** The thread's ancestors, the root first (its capability proves them). */
     lineage: z.array(ThreadId).max(64),

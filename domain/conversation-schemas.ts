@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonBytes } from './bytes';
 import { Capability, RunKey } from './capability';
 import { ConversationId, matching, NotificationId, RequestId, ThreadId } from './ids';
 import { ConversationNotification, NotificationBody, RetentionMs } from './schemas';
@@ -98,10 +99,15 @@ export const ResolveNotificationRequest = z
   .strict();
 export type ResolveNotificationRequest = z.infer<typeof ResolveNotificationRequest>;
 
+/** A person's or a service's name in the audit trail: at most 200 characters and 256 bytes as JSON. */
+export const ResolverName = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((name) => jsonBytes(name) <= 256, 'a name may take at most 256 bytes as JSON');
+
 /** Who answered an interaction (SPEC S5.10's audit trail): the proven thread, and a name it gave. */
-export const Resolver = z
-  .object({ threadId: ThreadId, name: z.string().min(1).max(200).optional() })
-  .strict();
+export const Resolver = z.object({ threadId: ThreadId, name: ResolverName.optional() }).strict();
 export type Resolver = z.infer<typeof Resolver>;
 
 /** SPEC S5.4: the answer to one of a thread's interactions, sent to that thread's workflow. */
@@ -110,7 +116,7 @@ export const ResolveInteractionRequest = z
     requestId: RequestId,
     answer: InteractionAnswer,
     /** Who answers, for the audit trail (a person's or a service's name). */
-    name: z.string().min(1).max(200).optional(),
+    name: ResolverName.optional(),
   })
   .strict();
 export type ResolveInteractionRequest = z.infer<typeof ResolveInteractionRequest>;

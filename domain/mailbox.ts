@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { utf8Length } from './bytes';
+import { clipJsonBytes, jsonBytes } from './bytes';
 import { ErrorKind, KitError } from './errors';
 import { InterAgentMessage } from './schemas';
 
@@ -11,58 +11,72 @@ export const MailboxSnapshot = z
   .object({
     nextSeq: z.number().int().min(1),
     ready: z.array(InterAgentMessage).max(2_000),
-    consumedLog: z.array(MailboxEntry).max(200),
+    consumedLog: z.array(MailboxEntry).max(50),
     receivedCount: z.number().int().min(0),
   })
   .strict();
 export type MailboxSnapshot = z.infer<typeof MailboxSnapshot>;
 
-/** How many consumed messages the mailbox remembers for inspection, and how much of each one's content. */
-const consumedLogLimit = 200;
-const consumedLogContent = 200;
+/** How many consumed messages the mailbox remembers for inspection, and how many bytes of each one's content. */
+const consumedLogLimit = 50;
+const consumedLogContentBytes = 256;
 
 /** A consumed message as the log keeps it: long contents are cut, so the log stays small in the snapshot. */
-const logged = (entry: MailboxEntry): MailboxEntry =>
-  entry.content.length <= consumedLogContent
-    ? entry
-    : {
-        ...entry,
-        content: `${entry.content.slice(0, consumedLogContent)}… [${entry.content.length - consumedLogContent} more characters, consumed in turn ${entry.consumedInTurn}]`,
-      };
+const logged = (entry: MailboxEntry): MailboxEntry => ({
+  ...entry,
+  content: clipJsonBytes(
+    entry.content,
+    consumedLogContentBytes,
+    (cut) => `… [${cut} more characters, consumed in turn ${entry.consumedInTurn}]`,
+  ),
+});
 
-/** What a message counts for in the waiting-bytes bound: its content's UTF-8 size. */
-export const messageBytes = (message: { content: string }): number => utf8Length(message.content);
-
-/** How many messages may wait for one thread's next turn; they all travel in its continue-as-new state. */
-export const maxWaitingMessages = 2_000;
 /**
- * How many bytes of message content may wait for one thread's next turn (Temporal refuses a
- * continue-as-new input over 2 MiB). One message is always taken when nothing waits.
+ * The most a message's envelope (id, sender, recipient, seq, flags, time) takes as JSON around its
+ * content; `mailbox-bounds.test.ts` checks it against the largest envelope a message can have.
  */
-export const maxWaitingBytes = 512 * 1024;
+export const messageEnvelopeBytes = 256;
+
+/** What a message counts for in the waiting-bytes bound: all of it, as JSON (as it is carried). */
+export const messageBytes = (message: { content: string }): number =>
+  jsonBytes(message.content) + messageEnvelopeBytes;
+
+/** How many messages may wait for one thread's next turn, and how many bytes; all travel in its state. */
+export interface MailboxLimits {
+  messages: number;
+  bytes: number;
+}
+/** A sub-agent's mailbox: 2,000 messages, 512 KiB (SPEC S3.10). */
+export const threadMailboxLimits: MailboxLimits = { messages: 2_000, bytes: 512 * 1024 };
+/** The root's mailbox, smaller: the root's input also carries the registry of the whole tree. */
+export const rootMailboxLimits: MailboxLimits = { messages: 400, bytes: 128 * 1024 };
+export const maxWaitingMessages = threadMailboxLimits.messages;
+export const maxWaitingBytes = threadMailboxLimits.bytes;
+
 /**
  * The QuotaExceeded error for one more message of `bytes` to a recipient that already has `count`
  * messages of `waitingBytes` waiting, or undefined when it fits (SPEC S3.10: back-pressure before
- * admission). One message is always taken when nothing waits.
+ * admission). One message (its content at most `maxMessageBytes`) is always taken when nothing waits.
  */
 export function waitingRefusal(
   recipientPath: string,
   count: number,
   waitingBytes: number,
   bytes: number,
+  limits: MailboxLimits = threadMailboxLimits,
 ): KitError | undefined {
-  if (count >= maxWaitingMessages) {
+  if (count >= limits.messages) {
     return new KitError(
       ErrorKind.QuotaExceeded,
-      `${recipientPath} already has ${count} messages waiting for its next turn (limit ${maxWaitingMessages}): send one with triggerTurn, or wait`,
-      { limit: 'waitingMessages', value: maxWaitingMessages },
+      `${recipientPath} already has ${count} messages waiting for its next turn (limit ${limits.messages}): send one with triggerTurn, or wait`,
+      { limit: 'waitingMessages', value: limits.messages },
     );
   }
-  if (count > 0 && waitingBytes + bytes > maxWaitingBytes) {
+  if (count > 0 && waitingBytes + bytes > limits.bytes) {
     return new KitError(
       ErrorKind.QuotaExceeded,
-      `${recipientPath} already has ${waitingBytes} bytes of messages waiting for its next turn (limit ${maxWaitingBytes}): send one with triggerTurn, or wait`,
-      { limit: 'waitingBytes', value: maxWaitingBytes },
+      `${recipientPath} already has ${waitingBytes} bytes of messages waiting for its next turn (limit ${limits.bytes}): send one with triggerTurn, or wait`,
+      { limit: 'waitingBytes', value: limits.bytes },
     );
   }
   return undefined;
@@ -82,7 +96,10 @@ export class Mailbox {
   private consumedLog: MailboxEntry[];
   private receivedCount: number;
 
-  constructor(snapshot?: MailboxSnapshot) {
+  constructor(
+    snapshot?: MailboxSnapshot,
+    private readonly limits: MailboxLimits = threadMailboxLimits,
+  ) {
     this.nextSeq = snapshot?.nextSeq ?? 1;
     this.ready = [...(snapshot?.ready ?? [])];
     this.readyBytes = this.ready.reduce((sum, message) => sum + messageBytes(message), 0);
@@ -92,7 +109,13 @@ export class Mailbox {
 
   /** Why `draft` cannot be admitted now (QuotaExceeded), or undefined. */
   refusal(recipientPath: string, draft: { content: string }): KitError | undefined {
-    return waitingRefusal(recipientPath, this.ready.length, this.readyBytes, messageBytes(draft));
+    return waitingRefusal(
+      recipientPath,
+      this.ready.length,
+      this.readyBytes,
+      messageBytes(draft),
+      this.limits,
+    );
   }
 
   /** Admits a message (check {@link refusal} first): gives it the next sequence number. */
@@ -120,6 +143,11 @@ export class Mailbox {
    */
   view(limit = 5_000): MailboxEntry[] {
     return [...this.consumedLog, ...this.ready].slice(-limit);
+  }
+
+  /** The messages waiting for a turn, in order. */
+  get waiting(): readonly InterAgentMessage[] {
+    return this.ready;
   }
 
   get hasReady(): boolean {

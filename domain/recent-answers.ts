@@ -1,13 +1,18 @@
 import { z } from 'zod';
-import { canonicalJson, sha256Hex } from './bytes';
+import { canonicalJson, jsonBytes, sha256Hex } from './bytes';
 import { ErrorKind, KitError } from './errors';
 
 /** How many answers a workflow remembers across continue-as-new. */
 export const rememberedAnswers = 200;
+/** How many the root run remembers: its input also carries the tree's registry. */
+export const rootRememberedAnswers = 100;
 /** Longest id remembered (a Temporal update id, or an operation id); a longer one is not remembered. */
 const maxRememberedId = 200;
-/** Largest answer remembered, in characters of JSON; a larger one is not remembered. */
-const maxRememberedAnswer = 800;
+/**
+ * Largest entry remembered (id, fingerprint and answer) in bytes of JSON, as it is carried; a larger
+ * one is not remembered (its retry is applied again, which ids of spawn requests still de-duplicate).
+ */
+export const maxRememberedEntryBytes = 1_024;
 
 /** An update or operation a workflow has applied: its id, a fingerprint of its input, and its answer. */
 export const RecentAnswer = z
@@ -24,13 +29,16 @@ export const RecentAnswers = z.array(RecentAnswer).max(rememberedAnswers);
  * The answers of the last {@link rememberedAnswers} updates (by update id) or operations (by operation
  * id) a workflow applied, carried through continue-as-new. Temporal recognises a retried update id only
  * within one run; a retry that lands on a later run finds its answer here and gets it back instead of
- * taking effect twice (SPEC S3.10). At most ~220 KB: 200 × (200-character id + 64 + 800, and JSON around them).
+ * taking effect twice (SPEC S3.10). At most 200 × {@link maxRememberedEntryBytes} (+ commas) = ~205 KB.
  */
 export class RecentAnswerLog {
   private readonly byId = new Map<string, RecentAnswer>();
 
-  constructor(carried: readonly RecentAnswer[] = []) {
-    for (const entry of carried) this.byId.set(entry.id, entry);
+  constructor(
+    carried: readonly RecentAnswer[] = [],
+    private readonly capacity = rememberedAnswers,
+  ) {
+    for (const entry of carried.slice(-capacity)) this.byId.set(entry.id, entry);
   }
 
   /**
@@ -53,11 +61,12 @@ export class RecentAnswerLog {
   /** Remembers an answer (not when the id or the answer is too large to carry). */
   remember(id: string | undefined, input: unknown, answer: unknown): void {
     if (id === undefined || id.length > maxRememberedId) return;
-    if ((JSON.stringify(answer) ?? '').length > maxRememberedAnswer) return;
+    const entry: RecentAnswer = { id, inputFingerprint: sha256Hex(canonicalJson(input)), answer };
+    if (jsonBytes(entry) > maxRememberedEntryBytes) return;
     this.byId.delete(id);
-    this.byId.set(id, { id, inputFingerprint: sha256Hex(canonicalJson(input)), answer });
+    this.byId.set(id, entry);
     for (const oldest of this.byId.keys()) {
-      if (this.byId.size <= rememberedAnswers) break;
+      if (this.byId.size <= this.capacity) break;
       this.byId.delete(oldest);
     }
   }

@@ -1,8 +1,14 @@
 import type { ReconcileRequest, ReconcileResult } from './control';
 import { KitError, parseInput } from './errors';
 import { relatedId, type ThreadId } from './ids';
-import { closed, conflict, denied } from './run-errors';
-import { fingerprintOf, type RunSnapshot, sameFingerprint, type ThreadRecord } from './run-snapshot';
+import { closed, conflict, denied, quota } from './run-errors';
+import {
+  fingerprintOf,
+  maxTombstones,
+  type RunSnapshot,
+  sameFingerprint,
+  type ThreadRecord,
+} from './run-snapshot';
 import { AgentThread, ControlScope, DelegationGrant, isTerminal, narrowTools, SpawnRequest } from './schemas';
 import { checkSpawnLimits, childLimits, childName } from './spawn-limits';
 import type { ThreadRegistry } from './thread-registry';
@@ -46,7 +52,12 @@ export class RunAdmission {
     snapshot: Pick<RunSnapshot, 'grant' | 'requestIndex' | 'admissionOpen'>,
   ) {
     this.currentGrant = snapshot.grant;
+    // Admitted requests are found from their records (each keeps its request id); the snapshot's index
+    // carries only tombstones, at most {@link maxTombstones}.
     this.requestIndex = { ...snapshot.requestIndex };
+    for (const record of registry.all())
+      if (record.requestId)
+        this.requestIndex[record.requestId] = { fingerprint: record.fingerprint, threadId: record.thread.id };
     this.open = snapshot.admissionOpen;
   }
 
@@ -58,9 +69,13 @@ export class RunAdmission {
     return this.open;
   }
 
-  /** A copy of the request index, as a snapshot carries it. */
+  /** The request index as a snapshot carries it: its tombstones (records keep their own request ids). */
   requestIndexSnapshot(): RunSnapshot['requestIndex'] {
-    return { ...this.requestIndex };
+    return Object.fromEntries(Object.entries(this.requestIndex).filter(([, seen]) => seen.threadId === null));
+  }
+
+  private get tombstones(): number {
+    return Object.values(this.requestIndex).filter((seen) => seen.threadId === null).length;
   }
 
   close(): void {
@@ -145,6 +160,7 @@ export class RunAdmission {
       held: 0,
       fingerprint,
       ended: false,
+      ...(requestId ? { requestId } : {}),
     };
     this.registry.add(record);
     if (requestId) this.requestIndex[requestId] = { fingerprint, threadId: thread.id };
@@ -169,6 +185,11 @@ export class RunAdmission {
     const seen = this.requestIndex[requestId];
     const covered = fingerprinted(caller, reconcile.request, reconcile.remoteTarget);
     if (!seen) {
+      if (this.tombstones >= maxTombstones)
+        throw quota(
+          `root run ${this.registry.rootId} already holds ${maxTombstones} requests reconciled as missing: no more fit in its continue-as-new state`,
+          { limit: 'reconcileTombstones', value: maxTombstones },
+        );
       this.requestIndex[requestId] = { fingerprint: fingerprintOf(covered), threadId: null };
       for (const ancestor of this.registry.selfAndAncestors(caller)) ancestor.subtreeTotal += 1;
       return { result: { status: 'uncertain', reason: 'missing' }, toClose: [] };

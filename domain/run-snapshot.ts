@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { canonicalJson, jsonBytes, sha256Hex } from './bytes';
 import { ControlRequest, OutboxItem, ShutdownReport, ThreadLoopState, WatchSnapshot } from './control';
-import { ThreadId } from './ids';
+import { RequestId, ThreadId } from './ids';
 import { maxRememberedResolutions, RememberedResolution } from './conversation-schemas';
 import { RecentAnswers } from './recent-answers';
-import { AgentLimits, AgentThread, DelegationGrant, InterAgentMessage, type TurnOutcome } from './schemas';
+import { MailboxSnapshot } from './mailbox';
+import { AgentLimits, AgentThread, DelegationGrant, type TurnOutcome } from './schemas';
 
 /** What the host keeps per thread beyond its public shape: effective limits and subtree counters. */
 export const ThreadRecord = z
@@ -22,6 +23,8 @@ export const ThreadRecord = z
     ended: z.boolean().default(false),
     /** Tokens set aside for this thread to spend (SPEC S6.4) and not reported spent yet: counted as used. */
     held: z.number().int().min(0).default(0),
+    /** The spawn's request id, when it had one (idempotency and reconcile, SPEC S3.6). */
+    requestId: RequestId.optional(),
   })
   .strict();
 export type ThreadRecord = z.infer<typeof ThreadRecord>;
@@ -32,18 +35,16 @@ export const RunSnapshot = z
     schemaVersion: z.literal(1),
     grant: DelegationGrant,
     records: z.array(ThreadRecord),
-    /** Request id → admitted thread; a null thread is a tombstone left by reconcile for a request never seen. */
+    /**
+     * Tombstones: request ids reconcile found never committed (threadId null), at most
+     * {@link maxTombstones}. Admitted requests are known from their records' `requestId`.
+     */
     requestIndex: z.record(
       z.string(),
       z.object({ fingerprint: z.string(), threadId: ThreadId.nullable() }).strict(),
     ),
-    recipientSeq: z.record(z.string(), z.number().int().min(0)),
-    /** Per recipient, the sequence number its turns have consumed through (for mailbox back-pressure). */
-    consumedSeq: z.record(z.string(), z.number().int().min(0)).default({}),
-    /** Per recipient, UTF-8 bytes of message content sent to it, and consumed by its turns (back-pressure). */
-    sentBytes: z.record(z.string(), z.number().int().min(0)).default({}),
-    consumedBytes: z.record(z.string(), z.number().int().min(0)).default({}),
-    rootMailbox: z.array(InterAgentMessage),
+    /** The root's own mailbox (SPEC S4.3); every other thread's is its workflow's. */
+    rootMailbox: MailboxSnapshot,
     admissionOpen: z.boolean(),
     shutdown: ShutdownReport.optional(),
   })
@@ -63,16 +64,21 @@ export const sameFingerprint = (stored: string, value: unknown): boolean =>
   stored.startsWith('sha256:') ? stored === fingerprintOf(value) : stored === canonicalJson(value);
 
 /**
- * What a root run's registry may take of its continue-as-new input (Temporal refuses inputs over 2 MiB,
- * and the rest of the root's state needs room too).
+ * What a root run's registry may take of its continue-as-new input, in bytes of JSON, counting each
+ * record as {@link fitRegistry} can clip it at most (SPEC S3.10): the rest of the root's input takes
+ * the remainder of `carriedInputBudgetBytes` (computed in `continue-as-new-input.test.ts`). A registry
+ * of 1,000 threads with short names fits.
  */
-export const registryBudgetBytes = 1_400_000;
+export const registryBudgetBytes = 900_000;
+
+/** Requests reconcile may find never committed, each remembered as a tombstone (SPEC S3.6). */
+export const maxTombstones = 256;
 
 /**
  * What a root run carries of requests and side effects into its next run (queued control requests and
  * the outbox), in bytes of JSON; past it they are handled before the run continues as new.
  */
-export const carryBudgetBytes = 256 * 1024;
+export const carryBudgetBytes = 96 * 1024;
 
 const clipNote = /… \[\d+ more characters clipped in [^\]]*\]$/;
 /** A text clipped before to at most `limit` characters (clipping is idempotent). */
@@ -97,9 +103,14 @@ const clipOutcome = (outcome: TurnOutcome | undefined, limit: number): TurnOutco
       : {}),
   };
 
-/** A record with its task and turn results clipped to `limit` characters (never the task below 200). */
+/**
+ * A record with its task and turn results clipped to `limit` characters (never the task below 200), or
+ * at limit 0 left out altogether (the thread's own workflow and conversation keep them): the record at
+ * its smallest, what admission counts (SPEC S3.10).
+ */
 export function clipRecord(record: ThreadRecord, limit: number): ThreadRecord {
   const { latestTurn, firstTurn, ...thread } = record.thread;
+  if (limit === 0) return { ...record, thread: { ...thread, task: '' } };
   const latest = clipOutcome(latestTurn, limit);
   const first = clipOutcome(firstTurn, limit);
   return {
@@ -120,9 +131,9 @@ export function clipRecord(record: ThreadRecord, limit: number): ThreadRecord {
  */
 export function fitRegistry(snapshot: RunSnapshot, budget = registryBudgetBytes): RunSnapshot {
   if (jsonBytes(snapshot.records) <= budget) return snapshot;
-  for (const limit of [16_000, 4_000, 1_000, 200]) {
+  for (const limit of [16_000, 4_000, 1_000, 200, 0]) {
     const records = snapshot.records.map((record) => clipRecord(record, limit));
-    if (jsonBytes(records) <= budget || limit === 200) return { ...snapshot, records };
+    if (jsonBytes(records) <= budget || limit === 0) return { ...snapshot, records };
   }
   return snapshot;
 }

@@ -2,7 +2,7 @@ import type { ReconcileRequest, ReconcileResult, ShutdownReport } from './contro
 import { relatedId, type ThreadId } from './ids';
 import { maxWaitingBytes, maxWaitingMessages } from './mailbox';
 import { type Admission, type Placement, RunAdmission } from './run-admission';
-import { type Consumed, RunMessaging } from './run-messaging';
+import { RunMessaging } from './run-messaging';
 import { RunShutdown } from './run-shutdown';
 import { fitRegistry, RunSnapshot, type ThreadRecord } from './run-snapshot';
 import * as turns from './run-turns';
@@ -91,11 +91,7 @@ export class RootRunState {
         },
       ],
       requestIndex: {},
-      recipientSeq: {},
-      consumedSeq: {},
-      sentBytes: {},
-      consumedBytes: {},
-      rootMailbox: [],
+      rootMailbox: { nextSeq: 1, ready: [], consumedLog: [], receivedCount: 0 },
       admissionOpen: true,
     });
   }
@@ -172,10 +168,7 @@ export class RootRunState {
     return this.admission.remoteTaskQueue(target);
   }
 
-  /**
-   * Assigns a message its id, sequence number and timestamp (SPEC S4.3). Allowed recipients: the
-   * caller's ancestors and descendants; the root may message any thread of its run.
-   */
+  /** A message to the root (SPEC S4.3): admitted to the root's mailbox, or QuotaExceeded past its limits. */
   prepareMessage(
     scope: ControlScope,
     rawRequest: unknown,
@@ -192,7 +185,7 @@ export class RootRunState {
 
   /** SPEC S3.7: drain the root mailbox in order, once. Only the root's scope may. */
   takeRootMessages(scope: ControlScope): InterAgentMessage[] {
-    return this.messaging.takeRoot(scope);
+    return this.messaging.takeRoot(scope, this.root.turnsStarted);
   }
 
   /** Root messages not yet taken, without taking them. */
@@ -211,8 +204,7 @@ export class RootRunState {
   }
 
   /** A turn of `threadId` started. Events about terminal threads or older turns are ignored. */
-  turnStarted(threadId: string, turn: number, at: string, consumed: Consumed = {}): void {
-    this.messaging.consumed(threadId, consumed);
+  turnStarted(threadId: string, turn: number, at: string): void {
     turns.turnStarted(this.registry, threadId, turn, at);
   }
 

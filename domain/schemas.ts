@@ -95,6 +95,12 @@ export const KernelSpec = z.discriminatedUnion('type', [
 ]);
 export type KernelSpec = z.infer<typeof KernelSpec>;
 
+/** A tool's name (`*` for all): letters, digits and `_ - . : /`, as model providers and MCP name tools. */
+export const ToolName = matching(
+  /^(\*|[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,99})$/,
+  'expected 1-100 characters of A-Z, a-z, 0-9, _ - . : / (or * for all tools)',
+);
+
 /** What an agent is asked to be and do. */
 export const AgentSpec = z
   .object({
@@ -102,7 +108,7 @@ export const AgentSpec = z
     name: ThreadName.optional(),
     instructions: z.string().max(100_000).optional(),
     model: z.string().min(1).max(200).optional(),
-    tools: z.array(z.string().min(1).max(100)).max(200).optional(),
+    tools: z.array(ToolName).max(200).optional(),
     kernel: KernelSpec.optional(),
     /** Conversation the agent starts with (a fork of its parent's: user and assistant text only). */
     history: z
@@ -122,15 +128,22 @@ export type AgentSpecInput = z.input<typeof AgentSpec>;
  */
 export const maxSpecBytes = 512 * 1024;
 
-/** Refines a spec-carrying schema to at most {@link maxSpecBytes}; the issue names the size. */
-export function fitsSpecBytes(value: unknown, context: z.RefinementCtx): void {
-  const bytes = jsonBytes(value);
-  if (bytes > maxSpecBytes)
-    context.addIssue({
-      code: 'custom',
-      message: `${bytes} bytes is over the ${maxSpecBytes}-byte limit for a spec (task, instructions, kernel and history together)`,
-    });
-}
+/** A root's spec is smaller: the root's continue-as-new input also carries the whole tree's registry. */
+export const maxRootSpecBytes = 256 * 1024;
+
+/** Refines a spec-carrying schema to at most `limit` bytes of JSON; the issue names the size. */
+const fitsBytes =
+  (limit: number, what: string) =>
+  (value: unknown, context: z.RefinementCtx): void => {
+    const bytes = jsonBytes(value);
+    if (bytes > limit)
+      context.addIssue({
+        code: 'custom',
+        message: `${bytes} bytes is over the ${limit}-byte limit for ${what} (task, instructions, kernel and history together)`,
+      });
+  };
+/** Refines a spec-carrying schema to at most {@link maxSpecBytes}. */
+export const fitsSpecBytes = fitsBytes(maxSpecBytes, 'a spec');
 
 const spawnRequestObject = AgentSpec.extend({
   requestId: RequestId.optional(),
@@ -187,9 +200,19 @@ export const AgentThread = z
   .strict();
 export type AgentThread = z.infer<typeof AgentThread>;
 
+/** The most one message's content takes, as JSON (every recipient's mailbox always has room for one). */
+export const maxMessageBytes = 128 * 1024;
+
 /** SPEC S4.3 request: the sender is the caller's scope, never a field here. */
 export const SendMessageRequest = z
-  .object({ recipient: ThreadId, content: text(100_000), triggerTurn: z.boolean().default(false) })
+  .object({
+    recipient: ThreadId,
+    content: text(100_000).refine(
+      (content) => jsonBytes(content) <= maxMessageBytes,
+      `a message's content may take at most ${maxMessageBytes} bytes as JSON`,
+    ),
+    triggerTurn: z.boolean().default(false),
+  })
   .strict();
 export type SendMessageRequest = z.infer<typeof SendMessageRequest>;
 export type SendMessageRequestInput = z.input<typeof SendMessageRequest>;
@@ -302,7 +325,10 @@ export const DelegationGrant = z
      * its backlog to the end first (then it completes at once). Its history stays in the namespace.
      */
     conversationRetentionMs: RetentionMs,
-    remoteTargets: z.record(ThreadName, RemoteTarget).default({}),
+    remoteTargets: z
+      .record(ThreadName, RemoteTarget)
+      .refine((targets) => Object.keys(targets).length <= 64, 'at most 64 remote targets')
+      .default({}),
     revoked: z.boolean().default(false),
   })
   .strict();
@@ -317,7 +343,7 @@ export const RootRunInput = z
     rootThreadId: ThreadId,
     /** The run key (SPEC S3.9), made by the attaching client: secret, as private as this history. */
     runKey: RunKey,
-    spec: AgentSpec.superRefine(fitsSpecBytes),
+    spec: AgentSpec.superRefine(fitsBytes(maxRootSpecBytes, "a root's spec")),
     grant: DelegationGrant,
     taskQueue: z.string().min(1).max(200),
     /** How long shutdown waits for every thread to confirm its end before reporting it unconfirmed. */

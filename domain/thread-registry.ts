@@ -6,7 +6,11 @@ import { clipRecord, registryBudgetBytes, type ThreadRecord } from './run-snapsh
 import { AgentThread, ControlScope, isTerminal, ThreadStatus } from './schemas';
 
 /** A record's bytes fully clipped, plus its share of the request index and mailbox sequence entries. */
-const minimalBytes = (record: ThreadRecord) => jsonBytes(clipRecord(record, 200)) + 300;
+/**
+ * What a record counts for in the registry's budget: its JSON at its smallest (`clipRecord(…, 0)`), a
+ * terminal status, counters grown to many digits, and its id in a shutdown report.
+ */
+const minimalBytes = (record: ThreadRecord) => jsonBytes(clipRecord(record, 0)) + 120;
 
 /**
  * The threads of one root run (SPEC S3, S4.4): their records in spawn order, the subtree counters each

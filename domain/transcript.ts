@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { clipJsonBytes, jsonBytes } from './bytes';
 
 /** One tool call a model asked for. */
 export const ModelToolCall = z.object({ id: z.string(), name: z.string(), input: z.unknown() }).strict();
@@ -45,10 +46,23 @@ export type ModelCallOutput = z.infer<typeof ModelCallOutput>;
 
 /** How large one tool output may be in the transcript before it is cut (the rest is summarised as a note). */
 export const maxToolOutputChars = 16_000;
-/** The transcript sent in one model call stays well under Temporal's payload limit (SPEC S7.5). */
-export const maxTranscriptChars = 128_000;
+/**
+ * The transcript sent in one model call, and kept in the thread's memory, stays well under Temporal's
+ * payload limit (SPEC S7.5, S3.10): bytes as it is carried, a JSON string inside the memory's JSON.
+ */
+export const maxTranscriptBytes = 144 * 1024;
 
-const sizeOf = (entry: TranscriptEntry): number => JSON.stringify(entry).length;
+const sizeOf = (entry: TranscriptEntry): number => jsonBytes(JSON.stringify(entry));
+
+/**
+ * The first entry (the task, or the fork's first message) within half the limit: its text is cut to a
+ * quarter of it as JSON, and encoding it once more (in the memory) at most doubles that.
+ */
+function clippedFirst(first: TranscriptEntry, limit: number): TranscriptEntry {
+  if (first.role === 'tool' || sizeOf(first) <= limit / 2) return first;
+  const note = (cut: number) => `… [${cut} more characters cut to keep the transcript small]`;
+  return { ...first, text: clipJsonBytes(first.text, Math.floor(limit / 4), note) };
+}
 
 /** Cuts a long tool output, saying how much was left out, so one result cannot fill the payload. */
 export function clipOutput(output: string, limit = maxToolOutputChars): string {
@@ -62,11 +76,12 @@ export function clipOutput(output: string, limit = maxToolOutputChars): string {
  */
 export function trimTranscript(
   entries: readonly TranscriptEntry[],
-  limit = maxTranscriptChars,
+  limit = maxTranscriptBytes,
 ): TranscriptEntry[] {
   if (entries.length === 0) return [];
-  const [first, ...rest] = entries;
-  let budget = limit - sizeOf(first!);
+  const first = clippedFirst(entries[0]!, limit);
+  const rest = entries.slice(1);
+  let budget = limit - sizeOf(first);
   const kept: TranscriptEntry[] = [];
   for (let index = rest.length - 1; index >= 0; index--) {
     const entry = rest[index]!;
@@ -83,5 +98,5 @@ export function trimTranscript(
   }
   // A transcript never starts with tool results whose call was dropped.
   while (kept[0]?.role === 'tool') kept.shift();
-  return [first!, ...kept];
+  return [first, ...kept];
 }

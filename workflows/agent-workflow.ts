@@ -22,6 +22,7 @@ import {
   type AgentInterruptReceipt,
 } from '../domain/control';
 import { capabilityRefusal } from '../domain/capability';
+import { carriedThread, restoredThread } from '../domain/carry-bounds';
 import { parseInput } from '../domain/errors';
 import { Mailbox } from '../domain/mailbox';
 import {
@@ -60,7 +61,8 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     throw asFailure(error);
   }
   const resume = input.resume;
-  let thread = resume?.thread ?? input.thread;
+  // A carried record leaves its task to the spec (SPEC S3.10: one copy of each text in the input).
+  let thread = resume ? restoredThread(input.thread, input.spec.task) : input.thread;
   const authority = new ThreadAuthority(input.runKey, thread.rootId, input.lineage, thread.id);
   const root = getExternalWorkflowHandle(thread.rootId);
   const mailbox = new Mailbox(resume?.mailbox);
@@ -204,9 +206,9 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
     const carried: AgentInput = {
       ...input,
+      thread: carriedThread(thread),
       resume: {
         schemaVersion: 1,
-        thread,
         mailbox: mailbox.snapshot(),
         loop: loop.state,
         operations: transport.operations,

@@ -15,7 +15,7 @@ import {
 } from '../domain/control';
 import { jsonBytes } from '../domain/bytes';
 import { carryBudgetBytes } from '../domain/run-snapshot';
-import { RecentAnswerLog, type RecentAnswer } from '../domain/recent-answers';
+import { RecentAnswerLog, rootRememberedAnswers, type RecentAnswer } from '../domain/recent-answers';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { closeThreadSignal, controlResponseSignal } from '../domain/messages';
@@ -86,7 +86,7 @@ export class RootHost {
     this.lifetime = new RunLifetime(options.continueAsNewAfterEvents);
     this.self = rootCapability(options.runKey, state.rootId);
     this.transport = new ControlTransport(() => this.self, options.runKey, options.operations);
-    this.recent = new RecentAnswerLog(carried.recent);
+    this.recent = new RecentAnswerLog(carried.recent, rootRememberedAnswers);
     for (const item of carried.outbox) this.perform(item);
     for (const request of carried.queued) this.accept(request);
   }

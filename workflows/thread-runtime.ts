@@ -15,6 +15,7 @@ import {
   type TurnOutcome,
 } from '../domain/schemas';
 import { clipOutput } from '../domain/transcript';
+import { carriedResultBytes, clipToBytes, fitMemory, maxTurnResultBytes } from '../domain/carry-bounds';
 import type { AgentControls, Kernel } from './kernel';
 import { KeptTimer } from './kept-timer';
 import type { ThreadConversation } from './thread-conversation';
@@ -136,7 +137,7 @@ export class ThreadLoop {
       outcome = {
         turn,
         status: 'completed',
-        result: answer.text,
+        result: clipToBytes(answer.text, maxTurnResultBytes, 'the turn result'),
         tokens: answer.tokens,
         endedAt: new Date().toISOString(),
       };
@@ -148,12 +149,13 @@ export class ThreadLoop {
         const kitError = kitErrorFromFailure(error);
         const failure = {
           kind: kitError?.kind ?? 'InvalidState',
-          message: kitError?.message ?? String(error),
+          message: clipToBytes(kitError?.message ?? String(error), carriedResultBytes, 'the turn error'),
         };
         outcome = { turn, status: 'failed', error: failure, tokens: 0, endedAt };
       }
     } finally {
       this.currentTurn = undefined;
+      this.state.memory = fitMemory(this.state.memory);
     }
     this.state.idleSince = this.state.turnRequested ? null : outcome.endedAt;
     const threadId = this.thread().id;

@@ -2,7 +2,7 @@ import { condition, setHandler } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { ThreadChange, ThreadChanges, WatchSnapshot } from '../domain/control';
 import { parseInput } from '../domain/errors';
-import { clipText } from '../domain/run-snapshot';
+import { carriedResultBytes, clipOutcome } from '../domain/carry-bounds';
 import { firstTurnUpdate, watchThreadUpdate } from '../domain/messages';
 import { isTerminal, type AgentThread, type TurnOutcome } from '../domain/schemas';
 import { guarded } from './failures';
@@ -10,19 +10,18 @@ import { guarded } from './failures';
 /** How many recent changes a thread keeps for subscribers that fall behind. */
 const changeLogLimit = 64;
 /**
- * How much of an older change's turn result is kept: the log travels in the thread's continue-as-new
- * input, and 64 long model answers would pass Temporal's 2 MiB limit. The latest change keeps it all.
+ * How much of an older change's turn result is kept, in bytes of JSON: the log travels in the thread's
+ * continue-as-new input, and 64 long model answers would pass Temporal's 2 MiB limit. The latest change
+ * keeps it all while the run lasts, and {@link carriedResultBytes} of it through continue-as-new.
  */
-const olderResultLimit = 2_000;
+const olderResultBytes = 1_024;
 
-const withClippedResult = (change: ThreadChange): ThreadChange => {
-  const result = change.latestTurn?.result;
-  if (!change.latestTurn || result === undefined || result.length <= olderResultLimit) return change;
-  return {
-    ...change,
-    latestTurn: { ...change.latestTurn, result: clipText(result, olderResultLimit, 'an older change') },
-  };
-};
+const withClippedResult = (
+  change: ThreadChange,
+  maxBytes = olderResultBytes,
+  what = 'an older change',
+): ThreadChange =>
+  change.latestTurn ? { ...change, latestTurn: clipOutcome(change.latestTurn, maxBytes, what) } : change;
 /** How long one long-poll waits before answering "nothing new": it must not hold an update slot forever. */
 const pollMs = 20_000;
 
@@ -37,9 +36,7 @@ export class ThreadWatch {
   private releasing = false;
 
   constructor(snapshot?: WatchSnapshot) {
-    this.changes = (snapshot?.changes ?? []).map((change, index, all) =>
-      index === all.length - 1 ? change : withClippedResult(change),
-    );
+    this.changes = [...(snapshot?.changes ?? [])];
     this.firstTurn = snapshot?.firstTurn;
   }
 
@@ -67,7 +64,10 @@ export class ThreadWatch {
       at: thread.updatedAt,
     };
     // Every change but the latest keeps only the start of its turn's result (clipping is idempotent).
-    this.changes = [...this.changes.slice(1 - changeLogLimit).map(withClippedResult), change];
+    this.changes = [
+      ...this.changes.slice(1 - changeLogLimit).map((older) => withClippedResult(older)),
+      change,
+    ];
   }
 
   /** Ends every pending poll now (their callers poll again, on the next run after continue-as-new). */
@@ -107,6 +107,13 @@ export class ThreadWatch {
   }
 
   snapshot(): WatchSnapshot {
-    return { changes: [...this.changes], ...(this.firstTurn ? { firstTurn: this.firstTurn } : {}) };
+    // What travels keeps {@link carriedResultBytes} of the latest and the first turn's results.
+    const changes = this.changes.map((change, index, all) =>
+      index === all.length - 1
+        ? withClippedResult(change, carriedResultBytes, 'a continue-as-new')
+        : withClippedResult(change),
+    );
+    const firstTurn = this.firstTurn && clipOutcome(this.firstTurn, carriedResultBytes, 'a continue-as-new');
+    return { changes, ...(firstTurn ? { firstTurn } : {}) };
   }
 }

@@ -1,3 +1,5 @@
+import { clipJsonBytes, jsonBytes } from '../../domain/bytes';
+import { carriedResultBytes, fitMemory } from '../../domain/carry-bounds';
 import { clipText } from '../../domain/run-snapshot';
 import { ThreadWatch } from '../../workflows/thread-watch';
 import type { AgentThread } from '../../domain/schemas';
@@ -42,9 +44,13 @@ test('a thread’s change log stays small in its snapshot however long its turn 
   const snapshot = watch.snapshot();
   expect(snapshot.changes).toHaveLength(64);
   expect(JSON.stringify(snapshot).length).toBeLessThan(256 * 1024);
-  expect(snapshot.changes.at(-1)?.latestTurn?.result).toHaveLength(100_004);
+  // The latest change keeps its result whole while the run lasts, and 16 KiB of it in the snapshot.
+  expect(jsonBytes(snapshot.changes.at(-1)?.latestTurn?.result)).toBeLessThanOrEqual(carriedResultBytes);
+  expect(snapshot.changes.at(-1)?.latestTurn?.result).toMatch(
+    /^200 w+… \[\d+ more characters clipped in a continue-as-new/,
+  );
   expect(snapshot.changes.at(-2)?.latestTurn?.result).toMatch(/clipped in an older change/);
-  // A restored log (earlier runs kept every result whole) is clipped too, the latest change excepted.
+  // A restored log (earlier runs kept every result whole) is clipped too.
   const restored = new ThreadWatch({
     changes: snapshot.changes.map((change) => ({
       ...change,
@@ -52,4 +58,26 @@ test('a thread’s change log stays small in its snapshot however long its turn 
     })),
   });
   expect(JSON.stringify(restored.snapshot()).length).toBeLessThan(256 * 1024);
+});
+
+test('clipJsonBytes cuts by bytes as JSON carries them (escapes and multi-byte characters included), keeps pairs whole, and is idempotent', () => {
+  const note = (cut: number) => `… [${cut} cut]`;
+  for (const unit of ['a', '"', '\u0001', 'é', '✓', '😀']) {
+    const text = unit.repeat(10_000);
+    const clipped = clipJsonBytes(text, 1_000, note);
+    expect(jsonBytes(clipped)).toBeLessThanOrEqual(1_000);
+    expect(jsonBytes(clipped)).toBeGreaterThan(900);
+    expect(clipped).toMatch(/… \[\d+ cut\]$/);
+    expect(clipJsonBytes(clipped, 1_000, note)).toBe(clipped);
+    expect(clipped.replace(/… \[\d+ cut\]$/, '').length % unit.length).toBe(0);
+  }
+  expect(clipJsonBytes('short', 1_000, note)).toBe('short');
+});
+
+test('fitMemory drops entries oldest first, the transcript last, until the memory fits', () => {
+  const memory = { 'label:a': 'x'.repeat(600), transcript: 't'.repeat(500), paths: 'p'.repeat(600) };
+  expect(fitMemory(memory, 10_000)).toBe(memory);
+  expect(Object.keys(fitMemory(memory, 1_200))).toEqual(['transcript', 'paths']);
+  expect(Object.keys(fitMemory(memory, 600))).toEqual(['transcript']);
+  expect(fitMemory(memory, 100)).toEqual({});
 });

@@ -1,7 +1,8 @@
 // SPEC S3.10: a thread's mailbox is bounded in count and bytes, and refuses with QuotaExceeded before it
 // admits; a retried update or request id is answered from the log, across continue-as-new.
 import { ErrorKind, KitError } from '../../domain/errors';
-import { Mailbox, maxWaitingBytes, maxWaitingMessages } from '../../domain/mailbox';
+import { jsonBytes } from '../../domain/bytes';
+import { Mailbox, maxWaitingBytes, maxWaitingMessages, messageEnvelopeBytes } from '../../domain/mailbox';
 import { RecentAnswerLog, rememberedAnswers } from '../../domain/recent-answers';
 
 const hex = (n: number) => n.toString(16).padStart(32, '0');
@@ -26,13 +27,35 @@ test('a mailbox refuses the message past maxWaitingMessages with QuotaExceeded, 
   expect(mailbox.admit(draft(maxWaitingMessages + 1)).seq).toBe(maxWaitingMessages + 1);
 });
 
-test('a mailbox refuses bytes past maxWaitingBytes, but always takes one message when nothing waits', () => {
+test('a mailbox counts messages as carried (content as JSON, and the envelope), and refuses bytes past maxWaitingBytes', () => {
   const mailbox = new Mailbox();
-  const big = 'x'.repeat(maxWaitingBytes - 10);
-  expect(mailbox.refusal('/root/b', { content: big + big })).toBeUndefined();
-  mailbox.admit(draft(1, big));
-  expect(mailbox.refusal('/root/b', { content: 'y'.repeat(11) })?.kind).toBe(ErrorKind.QuotaExceeded);
-  expect(mailbox.refusal('/root/b', { content: 'y'.repeat(10) })).toBeUndefined();
+  // Filled with messages of 100,000 bytes of content each: 5 fit in 512 KiB with their envelopes.
+  const big = 'x'.repeat(100_000 - 2);
+  for (let n = 1; n <= 5; n++) mailbox.admit(draft(n, big));
+  const used = 5 * (100_000 + messageEnvelopeBytes);
+  const room = maxWaitingBytes - used - messageEnvelopeBytes - 2;
+  expect(mailbox.refusal('/root/b', { content: 'y'.repeat(room + 1) })?.kind).toBe(ErrorKind.QuotaExceeded);
+  expect(mailbox.refusal('/root/b', { content: 'y'.repeat(room) })).toBeUndefined();
+  // A control character takes 6 bytes as JSON: counted so.
+  expect(mailbox.refusal('/root/b', { content: '\u0001'.repeat(Math.ceil(room / 6) + 1) })?.kind).toBe(
+    ErrorKind.QuotaExceeded,
+  );
+  expect(jsonBytes(mailbox.snapshot().ready)).toBeLessThanOrEqual(used);
+});
+
+test('the envelope bound holds for the largest envelope a message can have', () => {
+  const largest = {
+    ...draft(1, ''),
+    seq: Number.MAX_SAFE_INTEGER,
+    triggerTurn: false,
+    sentAt: '+275760-09-13T00:00:00.000Z',
+  };
+  expect(jsonBytes(largest) - jsonBytes('')).toBeLessThanOrEqual(messageEnvelopeBytes);
+  const mailbox = new Mailbox();
+  mailbox.admit({ ...draft(1, 'c'.repeat(10_000)) });
+  mailbox.take(Number.MAX_SAFE_INTEGER);
+  // A consumed message keeps the start of its content only.
+  expect(jsonBytes(mailbox.snapshot().consumedLog[0])).toBeLessThanOrEqual(messageEnvelopeBytes + 400);
 });
 
 test('RecentAnswerLog answers a retried id with its answer, refuses another input, forgets the oldest', () => {

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../domain/errors';
-import { newId, type ThreadId } from '../../domain/ids';
-import { maxWaitingBytes, maxWaitingMessages, RootRunState } from '../../domain/run-state';
+import { newId } from '../../domain/ids';
+import { jsonBytes } from '../../domain/bytes';
+import { rootMailboxLimits } from '../../domain/mailbox';
+import { RootRunState } from '../../domain/run-state';
+import { maxMessageBytes } from '../../domain/schemas';
 import { durableSnapshot, kitErrorOf, newRun, now, restored, scopeOf, spawn } from '../helpers/run-state';
 import { message } from './run-state-events';
 
@@ -47,31 +50,30 @@ describe('messages (SPEC S4.3, S3.7)', () => {
 
   test('a terminal recipient or sender is Closed, and the rejection uses no sequence number', () => {
     const { state, a, a1 } = family();
-    expect(message(state, a.id, a1.id).seq).toBe(1);
+    expect(message(state, a.id, state.rootId).seq).toBe(1);
     state.threadEnded(a1.id, 'completed', now, true);
     const error = kitErrorOf(() => message(state, a.id, a1.id));
     expect(error.kind).toBe(ErrorKind.Closed);
     expect(error.message).toContain('/root/a/a1 is completed');
-    expect(kitErrorOf(() => message(state, a1.id, a.id)).kind).toBe(ErrorKind.Closed);
-    expect(message(state, state.rootId, a.id).seq).toBe(1);
+    expect(kitErrorOf(() => message(state, a1.id, state.rootId)).kind).toBe(ErrorKind.Closed);
+    expect(message(state, a.id, state.rootId).seq).toBe(2);
   });
 
-  test('each recipient has its own sequence, whoever sends', () => {
+  test('the root numbers only its own mailbox, whoever sends; other threads number theirs (SPEC S3.1)', () => {
     const { state, a, a1, b } = family();
-    const seqs = [
-      message(state, state.rootId, a.id),
-      message(state, a1.id, a.id),
-      message(state, state.rootId, b.id),
-      message(state, a1.id, a.id),
-      message(state, a.id, a1.id),
-    ].map((sent) => [sent.recipient, sent.seq]);
-    expect(seqs).toEqual([
-      [a.id, 1],
-      [a.id, 2],
-      [b.id, 1],
-      [a.id, 3],
-      [a1.id, 1],
-    ]);
+    const seqs = [a.id, a1.id, b.id].map((from) => message(state, from, state.rootId).seq);
+    expect(seqs).toEqual([1, 2, 3]);
+    const toChild = kitErrorOf(() =>
+      state.prepareMessage(
+        scopeOf(state),
+        { recipient: a.id, content: 'x' },
+        newId('message', randomUUID),
+        now,
+      ),
+    );
+    expect(toChild.kind).toBe(ErrorKind.InvalidState);
+    expect(toChild.message).toContain('numbered by its own workflow');
+    expect(message(state, a1.id, state.rootId).seq).toBe(4);
   });
 
   test('a message carries host-assigned identity and the body untouched', () => {
@@ -111,75 +113,48 @@ describe('messages (SPEC S4.3, S3.7)', () => {
   });
 });
 
-describe('mailbox back-pressure', () => {
-  /** Sends from `senderId` (the root by default) to `recipient` in `state`. */
-  const sender =
-    (state: RootRunState, recipient: string, senderId: string = state.rootId) =>
+describe("the root's mailbox back-pressure (SPEC S3.10)", () => {
+  /** Sends from thread `senderId` to the root of `state`. */
+  const reporter =
+    (state: RootRunState, senderId: string) =>
     (content = 'x') =>
       state.prepareMessage(
         scopeOf(state, senderId),
-        { recipient: recipient as ThreadId, content },
+        { recipient: state.rootId, content },
         newId('message', randomUUID),
         now,
       );
 
-  test('a recipient with maxWaitingMessages unconsumed refuses more (QuotaExceeded) until a turn consumes them', () => {
-    const state = newRun();
-    const child = spawn(state, state.rootId, { task: 'collect' });
-    const send = sender(state, child.id);
-    for (let index = 0; index < maxWaitingMessages; index++) send();
-    const refused = kitErrorOf(send);
-    expect(refused.kind).toBe(ErrorKind.QuotaExceeded);
-    expect(refused.message).toMatch(`${maxWaitingMessages} messages waiting for its next turn`);
-    expect(state.snapshot().recipientSeq[child.id]).toBe(maxWaitingMessages);
-    state.turnStarted(child.id, 2, now, { seq: maxWaitingMessages });
-    expect(send().seq).toBe(maxWaitingMessages + 1);
-    // The consumed mark survives continue-as-new.
-    expect(restored(state).snapshot().consumedSeq[child.id]).toBe(maxWaitingMessages);
-  });
-
-  test('a recipient with maxWaitingBytes of content unconsumed refuses more until a turn reports them consumed', () => {
-    const state = newRun();
-    const child = spawn(state, state.rootId, { task: 'collect' });
-    const send = sender(state, child.id);
-    const big = 'é'.repeat(50_000); // 100,000 bytes in UTF-8
-    for (let index = 0; index < 5; index++) send(big);
-    const refused = kitErrorOf(() => send(big));
-    expect(refused.kind).toBe(ErrorKind.QuotaExceeded);
-    expect(refused.details).toEqual({ limit: 'waitingBytes', value: maxWaitingBytes });
-    expect(refused.message).toMatch(/500000 bytes of messages waiting/);
-    expect(state.snapshot().recipientSeq[child.id]).toBe(5);
-    send('a short one still fits');
-    // The thread's turn took everything through seq 6 (its mailbox counted the bytes); room again.
-    state.turnStarted(child.id, 2, now, { seq: 6, bytes: 500_000 + 22 });
-    for (let index = 0; index < 5; index++) send(big);
-    expect(kitErrorOf(() => send(big)).kind).toBe(ErrorKind.QuotaExceeded);
-    // Carried through continue-as-new.
-    expect(kitErrorOf(() => sender(restored(state), child.id)(big)).kind).toBe(ErrorKind.QuotaExceeded);
-  });
-
-  test('one message of any allowed size is taken when nothing waits, and a thread that reports no bytes frees them by consuming all', () => {
-    const state = newRun();
-    const child = spawn(state, state.rootId, { task: 'collect' });
-    const send = sender(state, child.id);
-    const huge = '✓'.repeat(100_000); // 300,000 bytes
-    send(huge);
-    send(huge.slice(0, 70_000));
-    expect(kitErrorOf(() => send('x'.repeat(20_000))).kind).toBe(ErrorKind.QuotaExceeded);
-    state.turnStarted(child.id, 2, now, { seq: 2 }); // an agent on code that does not count bytes
-    expect(send(huge).seq).toBe(3);
-  });
-
-  test('the root mailbox is bounded by bytes too', () => {
+  test('past rootMailboxLimits.messages waiting, more are QuotaExceeded until the root takes them', () => {
     const state = newRun();
     const child = spawn(state, state.rootId, { task: 'report' });
-    const report = sender(state, state.rootId, child.id);
-    for (let index = 0; index < 5; index++) report('r'.repeat(100_000));
-    expect(kitErrorOf(() => report('r'.repeat(100_000))).details).toEqual({
-      limit: 'waitingBytes',
-      value: maxWaitingBytes,
-    });
-    expect(state.takeRootMessages(scopeOf(state))).toHaveLength(5);
-    expect(report('r'.repeat(100_000)).seq).toBe(6);
+    const report = reporter(state, child.id);
+    for (let index = 0; index < rootMailboxLimits.messages; index++) report();
+    const before = durableSnapshot(state);
+    const refused = kitErrorOf(report);
+    expect(refused.kind).toBe(ErrorKind.QuotaExceeded);
+    expect(refused.message).toMatch(`${rootMailboxLimits.messages} messages waiting for its next turn`);
+    expect(durableSnapshot(state)).toEqual(before);
+    // Carried through continue-as-new.
+    expect(kitErrorOf(reporter(restored(state), child.id)).kind).toBe(ErrorKind.QuotaExceeded);
+    expect(state.takeRootMessages(scopeOf(state))).toHaveLength(rootMailboxLimits.messages);
+    expect(report().seq).toBe(rootMailboxLimits.messages + 1);
+  });
+
+  test('bytes are counted as carried (content as JSON and its envelope); one message is always taken when none waits', () => {
+    const state = newRun();
+    const child = spawn(state, state.rootId, { task: 'report' });
+    const report = reporter(state, child.id);
+    const big = 'é'.repeat((maxMessageBytes - 2) / 2); // 128 KiB as JSON, the most one message may take
+    // One message of the most a message may take is admitted when none waits, though its envelope
+    // takes it past the limit; then nothing more fits.
+    report(big);
+    expect(kitErrorOf(() => report('x')).details).toEqual({ limit: 'waitingBytes', value: 128 * 1024 });
+    expect(kitErrorOf(() => report(`${big}é`)).kind).toBe(ErrorKind.Protocol);
+    expect(state.takeRootMessages(scopeOf(state))).toHaveLength(1);
+    report('x');
+    expect(kitErrorOf(() => report(big)).kind).toBe(ErrorKind.QuotaExceeded);
+    expect(report('y').seq).toBe(3);
+    expect(jsonBytes(state.snapshot().rootMailbox.ready)).toBeLessThanOrEqual(rootMailboxLimits.bytes);
   });
 });

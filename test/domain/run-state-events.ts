@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { parseInput } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import type { RootRunState } from '../../domain/run-state';
-import type { TurnOutcome } from '../../domain/schemas';
+import { SendMessageRequest, type TurnOutcome } from '../../domain/schemas';
 import { now, scopeOf } from '../helpers/run-state';
 
 /** Shared steps of the RootRunState example tests (run-*.test.ts beside this file). */
@@ -15,17 +16,29 @@ export const outcome = (turn: number, tokens = 0): TurnOutcome => ({
   endedAt: now,
 });
 
-/** Sends `content` from thread `from` to thread `to` of `state`'s run. */
+/**
+ * Sends `content` from thread `from` to thread `to` of `state`'s run: admitted to the root's mailbox
+ * when `to` is the root; otherwise only checked (the recipient's own workflow numbers it).
+ */
 export const message = (
   state: RootRunState,
   from: string,
   to: string,
   content = 'hello',
   triggerTurn = false,
-) =>
-  state.prepareMessage(
-    scopeOf(state, from),
+): { sender: string; recipient: string; seq?: number } => {
+  const scope = scopeOf(state, from);
+  if (to !== state.rootId) {
+    state.checkMessage(
+      scope,
+      parseInput(SendMessageRequest, { recipient: to, content, triggerTurn }, 'message'),
+    );
+    return { sender: from, recipient: to };
+  }
+  return state.prepareMessage(
+    scope,
     { recipient: to, content, triggerTurn },
     newId('message', randomUUID),
     now,
   );
+};

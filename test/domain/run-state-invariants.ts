@@ -66,8 +66,12 @@ export function checkInvariants(state: RootRunState, model: Model): void {
     if (twin) violations.push(`${thread.path}: two live siblings share the name`);
   }
   expect(violations).toEqual([]);
-  // The same request id always names the same thread.
-  expect(Object.fromEntries(Object.entries(requestIndex).map(([id, seen]) => [id, seen.threadId]))).toEqual(
+  // The same request id always names the same thread: admitted ones in their records, tombstones in the index.
+  const named = [
+    ...records.flatMap((record) => (record.requestId ? [[record.requestId, record.thread.id] as const] : [])),
+    ...Object.entries(requestIndex).map(([id, seen]) => [id, seen.threadId] as const),
+  ];
+  expect(Object.fromEntries(named)).toEqual(
     Object.fromEntries([...model.requests].map(([id, seen]) => [id, seen.threadId])),
   );
   expect({

@@ -35,9 +35,10 @@ describe('snapshot', () => {
     for (const run of [state, copy]) {
       expect(run.counters).toEqual({ live: 2, total: 3, tokens: 30 });
       expect(spawn(run, state.rootId, { task: 'x', name: 'a', requestId }).id).toBe(a.id);
-      expect(message(run, state.rootId, a1.id).seq).toBe(2);
+      expect(message(run, a1.id, state.rootId).seq).toBe(2);
       expect(run.takeRootMessages(scopeOf(run)).map((sent) => sent.content)).toEqual([
         'pending for the root',
+        'hello',
       ]);
       spawn(run, state.rootId, { task: 'x', name: 'c', limits: { maxTotal: 1 } });
       expect(kitErrorOf(() => spawn(run, state.rootId)).details).toEqual({
