@@ -5,112 +5,29 @@ import { maxRememberedResolutions, RememberedResolution } from './conversation-s
 import { MailboxSnapshot } from './mailbox';
 import { RecentAnswers } from './recent-answers';
 import { ThreadId } from './ids';
+import { ControlOperation, WaitRequest, type WaitResult } from './operations';
 import {
   AgentSpec,
   AgentThread,
   DelegationGrant,
-  InterAgentMessage,
-  RemoteSpawnRequest,
   RetentionMs,
-  SendMessageRequest,
   SpawnRequest,
   ThreadStatus,
   TurnOutcome,
 } from './schemas';
 
-/** SPEC S4.7: the default time a wait blocks. */
-export const defaultWaitTimeoutMs = 30_000;
-
-/** Arguments of a wait: the threads to watch and how long to block (0 = snapshot). */
-export const WaitRequest = z
-  .object({
-    threadIds: z.array(ThreadId).min(1).max(1000),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(24 * 3_600_000)
-      .default(defaultWaitTimeoutMs),
-  })
-  .strict();
-export type WaitRequest = z.infer<typeof WaitRequest>;
-export type WaitRequestInput = z.input<typeof WaitRequest>;
-
-/** SPEC S4.7 result: each thread's latest turn and status; timedOut when none ended a turn in time. */
-export const WaitResult = z
-  .object({
-    timedOut: z.boolean(),
-    /** The wait ended early because the root run continued-as-new; the client waits again. */
-    resume: z.boolean().optional(),
-    outcomes: z.array(
-      z.object({ threadId: ThreadId, status: ThreadStatus, latestTurn: TurnOutcome.optional() }).strict(),
-    ),
-  })
-  .strict();
-export type WaitResult = z.infer<typeof WaitResult>;
-
-/** A control operation an agent inside the tree asks its root run to perform (SPEC S4). */
-export const ControlOperation = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('spawn'), request: SpawnRequest }).strict(),
-  z.object({ type: z.literal('spawn-remote'), request: RemoteSpawnRequest }).strict(),
-  z.object({ type: z.literal('send-message'), request: SendMessageRequest }).strict(),
-  z.object({ type: z.literal('load-thread'), threadId: z.string() }).strict(),
-  z.object({ type: z.literal('list-threads') }).strict(),
-  z.object({ type: z.literal('wait'), request: WaitRequest }).strict(),
-  z.object({ type: z.literal('interrupt'), threadId: z.string() }).strict(),
-  z.object({ type: z.literal('close'), threadId: z.string() }).strict(),
-  z.object({ type: z.literal('charge'), tokens: z.number().int().min(0).max(1e12) }).strict(),
-  z
-    .object({
-      type: z.literal('reserve'),
-      tokens: z.number().int().min(0).max(1e9),
-      owed: z.number().int().min(0).max(1e12),
-      /** Tokens spent of the thread's allowance since it last said. */
-      spent: z.number().int().min(0).max(1e12),
-    })
-    .strict(),
-]);
-export type ControlOperation = z.infer<typeof ControlOperation>;
-export type ControlOperationInput = z.input<typeof ControlOperation>;
-
-/** What each operation returns. */
-export interface ControlResults {
-  spawn: AgentThread;
-  'spawn-remote': AgentThread;
-  'send-message': InterAgentMessage;
-  'load-thread': AgentThread | null;
-  'list-threads': AgentThread[];
-  wait: WaitResult;
-  interrupt: AgentInterruptReceipt;
-  close: AgentThread[];
-  charge: { remaining: number };
-  reserve: { granted: number; remaining: number };
-}
-
-/**
- * SPEC S3.1: who owns each operation's state, so every caller sends it straight there. `root`: the
- * root run (registry, admission, budget, shutdown). `recipient` / `target`: the workflow of the thread
- * the operation names (its mailbox, its running turn).
- */
-export const operationOwners = {
-  spawn: 'root',
-  'spawn-remote': 'root',
-  'send-message': 'recipient',
-  'load-thread': 'root',
-  'list-threads': 'root',
-  wait: 'root',
-  interrupt: 'target',
-  close: 'root',
-  charge: 'root',
-  reserve: 'root',
-} as const satisfies Record<ControlOperation['type'], 'root' | 'recipient' | 'target'>;
-
-/** The workflow id that owns `operation` in the run of `rootId` (thread workflow ids are thread ids). */
-export function ownerOf(operation: ControlOperation, rootId: ThreadId): string {
-  if (operation.type === 'send-message') return operation.request.recipient;
-  if (operation.type === 'interrupt') return operation.threadId;
-  return rootId;
-}
+export {
+  AgentInterruptReceipt,
+  ControlOperation,
+  type ControlOperationInput,
+  type ControlResults,
+  defaultWaitTimeoutMs,
+  operationOwners,
+  ownerOf,
+  WaitRequest,
+  type WaitRequestInput,
+  WaitResult,
+} from './operations';
 
 /**
  * Workflow → workflow: perform a control operation on behalf of the sender, whose capability proves who
@@ -186,16 +103,6 @@ export const ThreadLoopState = z
   })
   .strict();
 export type ThreadLoopState = z.infer<typeof ThreadLoopState>;
-
-/** SPEC S4.6: what an interrupt did. */
-export const AgentInterruptReceipt = z
-  .object({
-    thread: ThreadId,
-    cancellationRequested: z.boolean(),
-    interruptedTurn: z.number().int().min(1).optional(),
-  })
-  .strict();
-export type AgentInterruptReceipt = z.infer<typeof AgentInterruptReceipt>;
 
 /** One observed state of a thread, for subscribers (SPEC S4.5). */
 export const ThreadChange = z

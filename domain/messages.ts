@@ -23,35 +23,41 @@ import type {
   SendMessageRequest,
   SpawnRequest,
 } from './schemas';
+import { queryNameOf, updateNameOf } from './operations';
 import type { RunSnapshot } from './run-state';
 
-// Wire names are stable: renaming one breaks running workflows and recorded histories.
+// Wire names are stable: renaming one breaks running workflows and recorded histories. The control
+// operations' names come from their table (domain/operations.ts).
 
 /** SPEC S4.1: admit and start a sub-agent. */
-export const spawnUpdate = defineUpdate<AgentThread, [Capability, SpawnRequest]>('spawn');
+export const spawnUpdate = defineUpdate<AgentThread, [Capability, SpawnRequest]>(updateNameOf('spawn'));
 /** SPEC S4.2: admit and start a sub-agent on a remote target's task queue. */
-export const spawnRemoteUpdate = defineUpdate<AgentThread, [Capability, RemoteSpawnRequest]>('spawn-remote');
+export const spawnRemoteUpdate = defineUpdate<AgentThread, [Capability, RemoteSpawnRequest]>(
+  updateNameOf('spawn-remote'),
+);
 /**
  * SPEC S4.3: send an inter-agent message. Served by the recipient's own workflow (SPEC S3.1), which
  * numbers it: a sub-agent's, or the root run for the root.
  */
 export const sendMessageUpdate = defineUpdate<InterAgentMessage, [Capability, SendMessageRequest]>(
-  'send-message',
+  updateNameOf('send-message'),
 );
 /** SPEC S3.7: drain the root's mailbox, in order and once. */
 export const takeRootMessagesUpdate = defineUpdate<InterAgentMessage[], [Capability]>('take-root-messages');
 /** SPEC S4.7: block until one of the threads ends a turn or is terminal, or the timeout passes. */
-export const waitUpdate = defineUpdate<WaitResult, [Capability, WaitRequest]>('wait');
+export const waitUpdate = defineUpdate<WaitResult, [Capability, WaitRequest]>(updateNameOf('wait'));
 
 /** Revokes the run's delegation grant: later spawns fail with PermissionDenied. */
 export const revokeGrantUpdate = defineUpdate<void, [Capability]>('revoke-grant');
 
 /** SPEC S4.4: one thread as the caller may see it, or null. */
 export const loadThreadQuery = defineQuery<QueryAnswer<AgentThread | null>, [Capability, string]>(
-  'load-thread',
+  queryNameOf('load-thread'),
 );
 /** SPEC S4.4: the caller's subtree. */
-export const listThreadsQuery = defineQuery<QueryAnswer<AgentThread[]>, [Capability]>('list-threads');
+export const listThreadsQuery = defineQuery<QueryAnswer<AgentThread[]>, [Capability]>(
+  queryNameOf('list-threads'),
+);
 /** The run's durable state (registry, counters, grant): what reopen reads (SPEC S3.3). Root capability only. */
 export const runStateQuery = defineQuery<QueryAnswer<RunSnapshot>, [Capability]>('run-state');
 /** How many threads a root run holds and whether it is open: no secret, for attach's error messages. */
@@ -72,14 +78,16 @@ export interface MailboxView {
 export const mailboxQuery = defineQuery<MailboxView>('mailbox');
 
 /** SPEC S4.6: interrupt a thread's running turn; the thread stays alive. Served by the thread's own workflow. */
-export const interruptUpdate = defineUpdate<AgentInterruptReceipt, [Capability, string]>('interrupt');
+export const interruptUpdate = defineUpdate<AgentInterruptReceipt, [Capability, string]>(
+  updateNameOf('interrupt'),
+);
 /**
  * SPEC S4.6: the same as a plain signal, accepted by every agents-kit workflow for its own thread, so an
  * operator can send it from the Web UI or `temporal workflow signal --name interrupt`.
  */
 export const interruptSignal = defineSignal<[]>('interrupt');
 /** SPEC S4.8: end a descendant thread and its subtree as cancelled. Returns the closed threads. */
-export const closeThreadUpdate = defineUpdate<AgentThread[], [Capability, string]>('close-thread');
+export const closeThreadUpdate = defineUpdate<AgentThread[], [Capability, string]>(updateNameOf('close'));
 /** Root run → agent: stop now, as cancelled. */
 export const closeThreadSignal = defineSignal<[CloseThreadRequest]>('close-thread');
 /** SPEC S3.5: close admission, cancel the tree, wait for every thread, report. Idempotent. */

@@ -1,6 +1,9 @@
 import { setHandler } from '@temporalio/workflow';
+import type { UpdateDefinition } from '@temporalio/common';
 
-import { ReconcileRequest, WaitRequest, type ShutdownReport } from '../domain/control';
+import { ReconcileRequest, type ControlOperationInput, type ShutdownReport } from '../domain/control';
+import { controlOperations } from '../domain/operations';
+import type { Capability } from '../domain/capability';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
 import {
@@ -17,13 +20,7 @@ import {
   waitUpdate,
 } from '../domain/messages';
 import type { RootRunState } from '../domain/run-state';
-import {
-  RemoteSpawnRequest,
-  SendMessageRequest,
-  SpawnRequest,
-  type ControlScope,
-  type InterAgentMessage,
-} from '../domain/schemas';
+import { SendMessageRequest, type ControlScope, type InterAgentMessage } from '../domain/schemas';
 import { guarded } from './failures';
 import { updateKey } from './run-lifetime';
 import type { RootHost } from './root-host';
@@ -64,26 +61,26 @@ export function registerRootUpdates(
   const validThreadId = (scope: unknown, threadId: unknown) =>
     void (validScope(scope), parseId('thread', threadId, 'threadId'));
 
-  setHandler(
-    spawnUpdate,
-    counted((capability, request) => host.execute(scopeOf(capability), { type: 'spawn', request })),
-    {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(SpawnRequest, request, 'spawn request')),
+  // Operations whose whole argument is one request, checked by the table's schema (domain/operations.ts).
+  const requestOperations = [
+    [spawnUpdate, 'spawn', 'spawn request'],
+    [spawnRemoteUpdate, 'spawn-remote', 'spawn request'],
+    [waitUpdate, 'wait', 'wait request'],
+  ] as const;
+  for (const [update, type, what] of requestOperations) {
+    const schema = controlOperations[type].args.request;
+    setHandler(
+      update as UpdateDefinition<unknown, [Capability, unknown]>,
+      counted((capability, request) =>
+        host.execute(scopeOf(capability), { type, request } as ControlOperationInput),
       ),
-    },
-  );
-  setHandler(
-    spawnRemoteUpdate,
-    counted((capability, request) => host.execute(scopeOf(capability), { type: 'spawn-remote', request })),
-    {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(RemoteSpawnRequest, request, 'spawn request')),
-      ),
-    },
-  );
+      {
+        validator: guarded(
+          (scope: unknown, request: unknown) => void (validScope(scope), parseInput(schema, request, what)),
+        ),
+      },
+    );
+  }
   setHandler(
     sendMessageUpdate,
     counted(async (capability, request) => {
@@ -107,16 +104,6 @@ export function registerRootUpdates(
             `the root run takes messages for the root only: send to ${parsed.recipient}'s own workflow`,
           );
       }),
-    },
-  );
-  setHandler(
-    waitUpdate,
-    counted((capability, request) => host.execute(scopeOf(capability), { type: 'wait', request })),
-    {
-      validator: guarded(
-        (scope: unknown, request: unknown) =>
-          void (validScope(scope), parseInput(WaitRequest, request, 'wait request')),
-      ),
     },
   );
   setHandler(

@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import type { AgentToolName } from './agent-tools';
+import { ThreadId } from './ids';
+import {
+  AgentThread,
+  InterAgentMessage,
+  RemoteSpawnRequest,
+  SendMessageRequest,
+  SpawnRequest,
+  ThreadStatus,
+  TurnOutcome,
+} from './schemas';
+
+/** SPEC S4.7: the default time a wait blocks. */
+export const defaultWaitTimeoutMs = 30_000;
+
+/** Arguments of a wait: the threads to watch and how long to block (0 = snapshot). */
+export const WaitRequest = z
+  .object({
+    threadIds: z.array(ThreadId).min(1).max(1000),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(24 * 3_600_000)
+      .default(defaultWaitTimeoutMs),
+  })
+  .strict();
+export type WaitRequest = z.infer<typeof WaitRequest>;
+export type WaitRequestInput = z.input<typeof WaitRequest>;
+
+/** SPEC S4.7 result: each thread's latest turn and status; timedOut when none ended a turn in time. */
+export const WaitResult = z
+  .object({
+    timedOut: z.boolean(),
+    /** The wait ended early because the root run continued-as-new; the client waits again. */
+    resume: z.boolean().optional(),
+    outcomes: z.array(
+      z.object({ threadId: ThreadId, status: ThreadStatus, latestTurn: TurnOutcome.optional() }).strict(),
+    ),
+  })
+  .strict();
+export type WaitResult = z.infer<typeof WaitResult>;
+
+/** SPEC S4.6: what an interrupt did. */
+export const AgentInterruptReceipt = z
+  .object({
+    thread: ThreadId,
+    cancellationRequested: z.boolean(),
+    interruptedTurn: z.number().int().min(1).optional(),
+  })
+  .strict();
+export type AgentInterruptReceipt = z.infer<typeof AgentInterruptReceipt>;
+
+/** One row of {@link controlOperations}. */
+interface OperationRow {
+  /**
+   * SPEC S3.1: who owns the operation's state, so every caller sends it straight there. `root`: the
+   * root run (registry, admission, budget, shutdown). `recipient` / `target`: the workflow of the thread
+   * the operation names (its mailbox, its running turn).
+   */
+  owner: 'root' | 'recipient' | 'target';
+  /** The operation's arguments beside its `type`. */
+  args: z.ZodRawShape;
+  /** The model tool that performs it (SPEC S4: the same semantics for a model, a client, a workflow). */
+  tool?: AgentToolName;
+  /** The Temporal update a client calls on the owner's workflow (its wire name; stable). */
+  update?: string;
+  /** The Temporal query a client reads it with instead, when it changes nothing. */
+  query?: string;
+}
+
+const threadIdArg = { threadId: z.string() };
+
+/**
+ * SPEC S4: every control operation in one table — its owner, its arguments, the model tool and the
+ * client update or query that perform it. The workflow-to-workflow union ({@link ControlOperation}),
+ * the routing ({@link ownerOf}), the tools' operations and the update names all come from here, so
+ * adding an operation is one row and the compiler names every place that must handle it.
+ */
+export const controlOperations = {
+  spawn: { owner: 'root', args: { request: SpawnRequest }, tool: 'spawn_agent', update: 'spawn' },
+  'spawn-remote': { owner: 'root', args: { request: RemoteSpawnRequest }, update: 'spawn-remote' },
+  'send-message': {
+    owner: 'recipient',
+    args: { request: SendMessageRequest },
+    tool: 'send_agent_message',
+    update: 'send-message',
+  },
+  'load-thread': { owner: 'root', args: threadIdArg, query: 'load-thread' },
+  'list-threads': { owner: 'root', args: {}, tool: 'list_agents', query: 'list-threads' },
+  wait: { owner: 'root', args: { request: WaitRequest }, tool: 'wait_agents', update: 'wait' },
+  interrupt: { owner: 'target', args: threadIdArg, tool: 'interrupt_agent', update: 'interrupt' },
+  close: { owner: 'root', args: threadIdArg, tool: 'close_agent', update: 'close-thread' },
+  /** A model call's tokens charged to the budget (a thread without an allowance). */
+  charge: { owner: 'root', args: { tokens: z.number().int().min(0).max(1e12) } },
+  /** SPEC S6.4: set tokens aside for a thread to spend without asking per model call. */
+  reserve: {
+    owner: 'root',
+    args: {
+      tokens: z.number().int().min(0).max(1e9),
+      owed: z.number().int().min(0).max(1e12),
+      /** Tokens spent of the thread's allowance since it last said. */
+      spent: z.number().int().min(0).max(1e12),
+    },
+  },
+} as const satisfies Record<string, OperationRow>;
+
+type Operations = typeof controlOperations;
+export type OperationType = keyof Operations;
+export const operationTypes = Object.keys(controlOperations) as OperationType[];
+
+/** What each operation returns. */
+export interface ControlResults {
+  spawn: AgentThread;
+  'spawn-remote': AgentThread;
+  'send-message': InterAgentMessage;
+  'load-thread': AgentThread | null;
+  'list-threads': AgentThread[];
+  wait: WaitResult;
+  interrupt: AgentInterruptReceipt;
+  close: AgentThread[];
+  charge: { remaining: number };
+  reserve: { granted: number; remaining: number };
+}
+
+/** The schema of one operation: `{ type, ...args }`, nothing else. */
+const operationSchema = <Type extends OperationType>(type: Type) =>
+  z
+    .object({ type: z.literal(type), ...controlOperations[type].args } as {
+      type: z.ZodLiteral<Type>;
+    } & Operations[Type]['args'])
+    .strict();
+type OperationSchema = { [Type in OperationType]: ReturnType<typeof operationSchema<Type>> }[OperationType];
+
+/** A control operation a workflow of the tree asks the operation's owner to perform (SPEC S4). */
+export const ControlOperation = z.discriminatedUnion(
+  'type',
+  operationTypes.map(operationSchema) as [OperationSchema, ...OperationSchema[]],
+);
+export type ControlOperation = z.infer<typeof ControlOperation>;
+export type ControlOperationInput = z.input<typeof ControlOperation>;
+
+/** Who owns each operation (SPEC S3.1), from the table. */
+export const operationOwners = Object.fromEntries(
+  operationTypes.map((type) => [type, controlOperations[type].owner]),
+) as { [Type in OperationType]: Operations[Type]['owner'] };
+
+/** The workflow id that owns `operation` in the run of `rootId` (thread workflow ids are thread ids). */
+export function ownerOf(operation: ControlOperation, rootId: ThreadId): string {
+  switch (operationOwners[operation.type]) {
+    case 'recipient':
+      return (operation as { request: { recipient: string } }).request.recipient;
+    case 'target':
+      return (operation as { threadId: string }).threadId;
+    case 'root':
+      return rootId;
+  }
+}
+
+type ToolsInTable = Extract<Operations[OperationType], { tool: string }>['tool'];
+/** Compile-time: every model tool is a row's tool (an unlisted tool makes this a type error). */
+const everyToolHasAnOperation: Record<Exclude<AgentToolName, ToolsInTable>, never> = {};
+void everyToolHasAnOperation;
+
+/** The operation each model tool performs, from the table. */
+export const toolOperations = Object.fromEntries(
+  operationTypes.flatMap((type) => {
+    const row: OperationRow = controlOperations[type];
+    return row.tool ? [[row.tool, type]] : [];
+  }),
+) as Record<AgentToolName, OperationType>;
+
+/** The wire name of an operation's client update (stable: renaming one breaks running workflows). */
+export const updateNameOf = <Type extends OperationType>(
+  type: Type,
+): Operations[Type] extends { update: infer Name } ? Name : never =>
+  (controlOperations[type] as OperationRow).update as never;
+
+/** The wire name of an operation's client query. */
+export const queryNameOf = <Type extends OperationType>(
+  type: Type,
+): Operations[Type] extends { query: infer Name } ? Name : never =>
+  (controlOperations[type] as OperationRow).query as never;

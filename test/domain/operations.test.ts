@@ -1,0 +1,56 @@
+// SPEC S4 / issue 17: one table of control operations; the union, routing, tools and update names come
+// from it.
+import { agentToolNames } from '../../domain/agent-tools';
+import { ErrorKind, parseInput } from '../../domain/errors';
+import { sendMessageUpdate, spawnUpdate, waitUpdate } from '../../domain/messages';
+import {
+  ControlOperation,
+  controlOperations,
+  operationOwners,
+  operationTypes,
+  ownerOf,
+  toolOperations,
+} from '../../domain/operations';
+import { kitErrorOf } from '../helpers/run-state';
+
+const root = `thread_${'0'.repeat(32)}` as const;
+const child = `thread_${'1'.repeat(32)}` as const;
+
+test('every model tool performs the operation the table names, and every operation has an owner', () => {
+  expect(Object.keys(toolOperations).sort()).toEqual([...agentToolNames].sort());
+  for (const tool of agentToolNames) expect(controlOperations[toolOperations[tool]].tool).toBe(tool);
+  for (const type of operationTypes) expect(['root', 'recipient', 'target']).toContain(operationOwners[type]);
+});
+
+test('operations go to their owner: messages to the recipient, interrupts to the target, the rest to the root', () => {
+  const send = ControlOperation.parse({ type: 'send-message', request: { recipient: child, content: 'hi' } });
+  expect(ownerOf(send, root)).toBe(child);
+  expect(ownerOf(ControlOperation.parse({ type: 'interrupt', threadId: child }), root)).toBe(child);
+  expect(ownerOf(ControlOperation.parse({ type: 'close', threadId: child }), root)).toBe(root);
+  expect(ownerOf(ControlOperation.parse({ type: 'list-threads' }), root)).toBe(root);
+});
+
+test("the union takes exactly each row's arguments", () => {
+  const refused = kitErrorOf(() =>
+    parseInput(ControlOperation, { type: 'wait', request: { threadIds: [] } }, 'op'),
+  );
+  expect(refused.kind).toBe(ErrorKind.Protocol);
+  expect(kitErrorOf(() => parseInput(ControlOperation, { type: 'list-threads', extra: 1 }, 'op')).kind).toBe(
+    ErrorKind.Protocol,
+  );
+  expect(kitErrorOf(() => parseInput(ControlOperation, { type: 'teleport' }, 'op')).kind).toBe(
+    ErrorKind.Protocol,
+  );
+  expect(ControlOperation.parse({ type: 'wait', request: { threadIds: [child] } })).toEqual({
+    type: 'wait',
+    request: { threadIds: [child], timeoutMs: 30_000 },
+  });
+});
+
+test('client updates carry the wire names of their rows', () => {
+  expect([spawnUpdate.name, sendMessageUpdate.name, waitUpdate.name]).toEqual([
+    'spawn',
+    'send-message',
+    'wait',
+  ]);
+});
