@@ -18,7 +18,8 @@ const child = `thread_${'1'.repeat(32)}` as const;
 
 test('every model tool performs the operation the table names, and every operation has an owner', () => {
   expect(Object.keys(toolOperations).sort()).toEqual([...agentToolNames].sort());
-  for (const tool of agentToolNames) expect(controlOperations[toolOperations[tool]].tool).toBe(tool);
+  for (const tool of agentToolNames)
+    expect((controlOperations[toolOperations[tool]] as { tool?: string }).tool).toBe(tool);
   for (const type of operationTypes) expect(['root', 'recipient', 'target']).toContain(operationOwners[type]);
 });
 
