@@ -86,29 +86,36 @@ export function createModelActivities(dependencies: {
   tools: readonly ToolDefinition[];
 }) {
   const { provider, tools } = dependencies;
+  // Tool definitions are built once per worker: converting zod schemas to JSON Schema on every call
+  // cost ~0.6 ms of each model call.
+  const agentDefinitions: ToolSet = Object.fromEntries(
+    agentToolNames.map((name) => [
+      name,
+      tool({
+        description: agentToolDescriptions[name],
+        inputSchema: jsonSchema(z.toJSONSchema(agentToolInputs[name]) as never),
+      }),
+    ]),
+  );
+  const userDefinitions: ToolSet = Object.fromEntries(
+    tools.map((candidate) => [
+      candidate.name,
+      tool({
+        description: candidate.description,
+        inputSchema: jsonSchema(
+          z.toJSONSchema(candidate.input, { io: 'input', unrepresentable: 'any' }) as never,
+        ),
+      }),
+    ]),
+  );
   return {
     async callModel(rawInput: ModelCallInput): Promise<ModelCallOutput> {
       const input = parseInput(ModelCallInput, rawInput, 'model call');
       const allowed = tools.filter(
         (candidate) => input.userTools.includes(allTools) || input.userTools.includes(candidate.name),
       );
-      const definitions: ToolSet = {};
-      if (input.agentTools) {
-        for (const name of agentToolNames) {
-          definitions[name] = tool({
-            description: agentToolDescriptions[name],
-            inputSchema: jsonSchema(z.toJSONSchema(agentToolInputs[name]) as never),
-          });
-        }
-      }
-      for (const candidate of allowed) {
-        definitions[candidate.name] = tool({
-          description: candidate.description,
-          inputSchema: jsonSchema(
-            z.toJSONSchema(candidate.input, { io: 'input', unrepresentable: 'any' }) as never,
-          ),
-        });
-      }
+      const definitions: ToolSet = input.agentTools ? { ...agentDefinitions } : {};
+      for (const candidate of allowed) definitions[candidate.name] = userDefinitions[candidate.name]!;
       const context = Context.current();
       // Heartbeats carry cancellation (an interrupt) to this activity while the provider thinks.
       const heartbeat = setInterval(() => context.heartbeat(), 1000);
@@ -131,6 +138,9 @@ export function createModelActivities(dependencies: {
             needsApproval: allowed.some(
               (candidate) => candidate.name === call.toolName && candidate.needsApproval === true,
             ),
+            ...(allowed.some((candidate) => candidate.name === call.toolName && candidate.local === true)
+              ? { local: true }
+              : {}),
           })),
           tokens:
             result.usage.totalTokens ?? (result.usage.inputTokens ?? 0) + (result.usage.outputTokens ?? 0),

@@ -8,6 +8,12 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   description: string;
   input: Input;
   needsApproval?: boolean;
+  /**
+   * A fast tool (well under a second, safe to run again): run as a Temporal local activity, in the
+   * worker that runs the thread's workflow task, so a call costs no activity task round trip. Its result
+   * is recorded in history like any tool's; it cannot heartbeat, so an interrupt waits for it to end.
+   */
+  local?: boolean;
   run(input: z.output<Input>): Promise<unknown>;
 }
 

@@ -36,7 +36,13 @@ export type ModelCallInput = z.infer<typeof ModelCallInput>;
 export const ModelCallOutput = z
   .object({
     text: z.string(),
-    toolCalls: z.array(ModelToolCall.extend({ needsApproval: z.boolean() })),
+    toolCalls: z.array(
+      ModelToolCall.extend({
+        needsApproval: z.boolean(),
+        /** The worker's tool is fast: run it as a local activity (ToolDefinition.local). */
+        local: z.boolean().optional(),
+      }),
+    ),
     tokens: z.number().int().min(0),
     model: z.string(),
     scripted: z.boolean(),

@@ -33,8 +33,8 @@ export interface TurnContext {
   /** Messages delivered since the last turn, in sequence order, as structured envelopes (SPEC S6.2). */
   inbox: InterAgentMessage[];
   controls: AgentControls;
-  /** Runs a user tool as an activity. */
-  runTool(name: string, input: unknown): Promise<unknown>;
+  /** Runs a user tool as an activity (a local one when the worker says the tool is fast). */
+  runTool(name: string, input: unknown, options?: { local?: boolean }): Promise<unknown>;
   /** Asks a person through the thread's conversation (SPEC S5); unanswered in time, it is denied. */
   ask(request: InteractionRequest): Promise<InteractionAnswer>;
   /** Durable per-thread memory of the kernel (carried through continue-as-new). */

@@ -116,7 +116,7 @@ export class ModelKernel implements Kernel {
       }
       const output = isAgentToolName(call.name)
         ? await runAgentTool(call.name, call.input, context.controls, transcript, context.memory)
-        : await context.runTool(call.name, call.input);
+        : await context.runTool(call.name, call.input, call.local ? { local: true } : {});
       return {
         id: call.id,
         name: call.name,

@@ -3,6 +3,7 @@ import {
   CancellationScope,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ThreadLoopState } from '../domain/control';
@@ -20,15 +21,22 @@ import type { AgentControls, Kernel } from './kernel';
 import { KeptTimer } from './kept-timer';
 import type { ThreadConversation } from './thread-conversation';
 
+const toolRetry = {
+  maximumAttempts: 5,
+  nonRetryableErrorTypes: ['Protocol', 'PermissionDenied', 'NotFound', 'Unsupported', 'InvalidState'],
+};
 const { runTool } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
   // An interrupt returns only once the tool has really stopped (SPEC S4.6).
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: ['Protocol', 'PermissionDenied', 'NotFound', 'Unsupported', 'InvalidState'],
-  },
+  retry: toolRetry,
+});
+/** A fast tool (ToolDefinition.local): a local activity, no activity task round trip per call. */
+const { runTool: runLocalTool } = proxyLocalActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '1 minute',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: toolRetry,
 });
 
 /** Where a thread's turn inputs come from and where its lifecycle is reported. */
@@ -129,7 +137,7 @@ export class ThreadLoop {
           turn,
           inbox,
           controls: this.ports.controls(turn),
-          runTool: (name, input) => this.runTool(name, input),
+          runTool: (name, input, options) => this.runTool(name, input, options?.local === true),
           ask: (request) => this.ports.conversation.ask(request),
           memory: this.state.memory,
         }),
@@ -176,7 +184,7 @@ export class ThreadLoop {
     this.ports.turnEnded(outcome, this.state.turnRequested && !this.stopRequested ? 'running' : 'idle');
   }
 
-  private async runTool(name: string, input: unknown): Promise<unknown> {
+  private async runTool(name: string, input: unknown, local: boolean): Promise<unknown> {
     const thread = this.thread();
     if (!allowsTool(thread.tools, name)) {
       throw new KitError(
@@ -184,6 +192,6 @@ export class ThreadLoop {
         `tool ${name} is not in the allow-list of ${thread.path}`,
       );
     }
-    return runTool({ threadId: thread.id, name, input });
+    return (local ? runLocalTool : runTool)({ threadId: thread.id, name, input });
   }
 }

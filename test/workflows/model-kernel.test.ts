@@ -22,6 +22,15 @@ const bigTool = defineTool({
   run: async ({ part }) => `report ${part}: ${'x'.repeat(300 * 1024)}`,
 });
 
+let tallies = 0;
+const tallyTool = defineTool({
+  name: 'tally',
+  description: 'Counts one more.',
+  input: z.object({}).strict(),
+  local: true,
+  run: async () => ++tallies,
+});
+
 beforeAll(async () => {
   server = await startOpenAIServer((request, index) => policy(request, index));
   temporal = await connectTestTemporal();
@@ -32,7 +41,10 @@ beforeAll(async () => {
       AGENTS_KIT_MODEL_BASE_URL: server.url,
     }),
   );
-  await temporal.startWorker({ taskQueue, activities: createActivities({ model, tools: [bigTool] }) });
+  await temporal.startWorker({
+    taskQueue,
+    activities: createActivities({ model, tools: [bigTool, tallyTool] }),
+  });
 });
 afterAll(async () => {
   await temporal?.close();
@@ -284,6 +296,28 @@ test('a transcript that would pass 256 KiB never travels in one payload, and the
   const history = await service.handle.fetchHistory();
   const largest = Math.max(...history.events!.map((event) => JSON.stringify(event).length));
   expect(largest).toBeLessThan(256 * 1024);
+});
+
+test('a fast tool (defineTool local: true) runs as a local activity: its result reaches the model, no activity task is scheduled for it', async () => {
+  policy = (request) => {
+    const done = toolResultsOf(request).filter((result) => result.name === 'tally');
+    return done.length < 2
+      ? { toolCalls: [{ name: 'tally', input: {} }] }
+      : { text: `tallied ${done.at(-1)!.content}` };
+  };
+  const before = tallies;
+  const service = await attachRun(temporal.client, taskQueue, { root: modelRoot('tally twice') });
+  expect((await service.rootControls().subscribeFirstTurn(service.rootThreadId)).result).toBe(
+    `tallied ${before + 2}`,
+  );
+  expect(tallies).toBe(before + 2);
+  const events = (await service.handle.fetchHistory()).events!;
+  const scheduled = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name);
+  expect(scheduled.filter((name) => name === 'runTool')).toHaveLength(0);
+  expect(scheduled.filter((name) => name === 'callModel')).toHaveLength(3);
+  expect(
+    events.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity'),
+  ).toHaveLength(2);
 });
 
 test("a forked child starts with its parent's conversation text, never its tool traffic or system prompt (S4.1)", async () => {
