@@ -16,6 +16,7 @@ import type {
 import { startTurnUpdate, stopSignal, turnsDoneQuery } from './messages';
 import type { BenchContext } from './primitives';
 import { summarizeLatencies } from './stats';
+import type { ToolDefinition } from '../activities';
 import { noopTool } from './step-model';
 import { readTurn, type TurnReading } from './step-turns';
 import { StepMode, type benchStepWorkflow } from './step-workflows';
@@ -233,12 +234,15 @@ export function agentStepBenchmark(
   context: BenchContext,
   stepsPerTurn: number,
   variant?: string,
+  tool: ToolDefinition = noopTool,
 ): OperationBenchmark {
+  // An agent whose tool runs as a local activity is compared with the bare step of the same shape.
+  const primitive = tool.local ? StepRow.localTool : labelled(StepRow.primitive, variant);
   let service: ThreadService;
   const subject: StepSubject = {
     name: labelled(StepRow.agent, variant),
     kind: 'agents-kit',
-    primitive: labelled(StepRow.primitive, variant),
+    primitive,
     description:
       'a model-kernel agent: root sendMessage(triggerTurn) starts a turn; per step callModel (bench model, 20 tokens) then runTool (no-op tool)',
     costNote:
@@ -267,7 +271,7 @@ export function agentStepBenchmark(
           const thread = await controls.spawn({
             task: 'bench step',
             name: `stepper${index}`,
-            tools: [noopTool.name],
+            tools: [tool.name],
             kernel: { type: 'model', maxSteps: stepsPerTurn },
           });
           const handle = context.client.workflow.getHandle(thread.id);

@@ -7,7 +7,7 @@ import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { createAgentWorker } from '../workers/create-worker';
 import { defaultDataDir, startDevServer } from '../workers/dev-server';
 import type { BenchContext } from './primitives';
-import { noopTool, stepActivities, stepModelProvider } from './step-model';
+import { localNoopTool, noopTool, stepActivities, stepModelProvider } from './step-model';
 
 /** A dev server of the run with its in-process worker, ready for benchmarks. */
 export interface BenchServer {
@@ -58,7 +58,10 @@ export async function openBench(options: {
       namespace: server.namespace,
       taskQueue,
       activities: {
-        ...createActivities({ model: stepModelProvider(options.stepsPerTurn), tools: [noopTool] }),
+        ...createActivities({
+          model: stepModelProvider(options.stepsPerTurn),
+          tools: [noopTool, localNoopTool],
+        }),
         ...stepActivities,
       },
       workflows: { workflowsPath: require.resolve('./workflows-index') },

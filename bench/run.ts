@@ -27,6 +27,7 @@ import {
 } from './primitives';
 import { compare, writeReport, type BenchReport } from './report';
 import { StepMode } from './step-workflows';
+import { localNoopTool } from './step-model';
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -109,6 +110,7 @@ function benchmarksOf(group: Group, context: BenchContext, stepsPerTurn: number)
         agentStepBenchmark(context, stepsPerTurn),
         bareStepBenchmark(context, StepMode.local, stepsPerTurn),
         bareStepBenchmark(context, StepMode.localTool, stepsPerTurn),
+        agentStepBenchmark(context, stepsPerTurn, 'local tool', localNoopTool),
       ];
     case 'agent-step-eager':
       return [

@@ -21,11 +21,18 @@ export const noopTool: ToolDefinition = defineTool({
   run: async () => 'ok',
 });
 
+/** The same no-op as a fast tool: run as a local activity (ToolDefinition.local). */
+export const localNoopTool: ToolDefinition = { ...noopTool, name: 'bench_noop_local', local: true };
+
 /** Tool results since the prompt's last user message: the steps this turn has taken. */
 function stepsTaken(prompt: LanguageModelV3CallOptions['prompt']): number {
   const lastUser = prompt.map((message) => message.role).lastIndexOf('user');
   return prompt.slice(lastUser + 1).filter((message) => message.role === 'tool').length;
 }
+
+/** The bench no-op the thread may use (the local one when it is offered). */
+const offeredNoop = (options: LanguageModelV3CallOptions): string =>
+  options.tools?.some((offered) => offered.name === localNoopTool.name) ? localNoopTool.name : noopTool.name;
 
 /**
  * A real `LanguageModelV3` that answers each turn's first `stepsPerTurn - 1` calls with one call of
@@ -42,7 +49,7 @@ export function createStepModel(stepsPerTurn: number): LanguageModelV3 {
     async doGenerate(options): Promise<LanguageModelV3GenerateResult> {
       const toolCall = stepsTaken(options.prompt) < stepsPerTurn - 1;
       const content: LanguageModelV3Content[] = toolCall
-        ? [{ type: 'tool-call', toolCallId: `bench-${++calls}`, toolName: noopTool.name, input: '{}' }]
+        ? [{ type: 'tool-call', toolCallId: `bench-${++calls}`, toolName: offeredNoop(options), input: '{}' }]
         : [{ type: 'text', text: 'done' }];
       const inputTokens = stepTokens / 2;
       const outputTokens = stepTokens - inputTokens;

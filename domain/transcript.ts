@@ -58,7 +58,13 @@ export const maxToolOutputChars = 16_000;
  */
 export const maxTranscriptBytes = 144 * 1024;
 
-const sizeOf = (entry: TranscriptEntry): number => jsonBytes(JSON.stringify(entry));
+/** Each entry's carried size, computed once: a turn trims the same entries at every step. */
+const sizes = new WeakMap<TranscriptEntry, number>();
+const sizeOf = (entry: TranscriptEntry): number => {
+  let size = sizes.get(entry);
+  if (size === undefined) sizes.set(entry, (size = jsonBytes(JSON.stringify(entry))));
+  return size;
+};
 
 /**
  * The first entry (the task, or the fork's first message) within half the limit: its text is cut to a
