@@ -7,6 +7,7 @@ import {
   PublishReceipt,
   ReceiveResult,
   ReceiverLease,
+  sameAnswer,
 } from './conversation-schemas';
 import { fingerprint } from './bytes';
 import {
@@ -45,14 +46,6 @@ const isInteraction = (entry: JournalEntry): boolean => entry.notification.body.
 const interactionOf = (entry: JournalEntry): InteractionBody | undefined =>
   entry.notification.body.type === 'interaction' ? entry.notification.body : undefined;
 
-function sameAnswer(left: InteractionAnswer, right: InteractionAnswer): boolean {
-  if (left.type === 'approval' && right.type === 'approval') {
-    return left.approved === right.approved && (left.reason ?? null) === (right.reason ?? null);
-  }
-  if (left.type === 'question' && right.type === 'question') return left.text === right.text;
-  return false;
-}
-
 /**
  * The durable notification journal of one conversation (SPEC S5.2-S5.6), as a pure state machine: the
  * workflow feeds it messages and the current time, and carries {@link ConversationJournal.snapshot}
@@ -73,11 +66,11 @@ export class ConversationJournal {
 
   private constructor(
     private readonly state: ConversationJournalSnapshot,
-    private readonly limits?: PagingLimits,
+    limits?: PagingLimits,
   ) {
     this.remembered = new Set(state.recentNotificationIds);
     this.backlog = new PagedBacklog(state, limits, () => this.state.lease?.deliveredThrough ?? 0);
-    for (const resolution of state.resolutions) this.resolutionBytes += serializedBytes(resolution);
+    for (const resolution of state.resolutions) this.resolutionBytes += serializedBytes(resolution) + 1;
   }
 
   /** An empty journal for a new conversation; `limits` turns paging on. */
@@ -146,22 +139,24 @@ export class ConversationJournal {
         { conversationId: this.state.conversationId, refused: drafts.length },
       );
     }
-    const accepted: ConversationNotification[] = [];
+    const accepted: JournalEntry[] = [];
+    const ids = new Set<string>();
     let duplicates = 0;
     for (const draft of drafts) {
       const body = draft.body;
       if (
         this.remembered.has(draft.id) ||
+        ids.has(draft.id) ||
         (body.type === 'interaction' && this.findResolution(body.requestId))
       ) {
         duplicates++;
         continue;
       }
-      this.remember(draft.id);
+      ids.add(draft.id);
       const notification: ConversationNotification = {
         id: draft.id,
         conversationId: this.state.conversationId,
-        seq: ++this.state.lastSeq,
+        seq: this.state.lastSeq + accepted.length + 1,
         createdAt: draft.createdAt,
         body,
       };
@@ -169,10 +164,18 @@ export class ConversationJournal {
         body.type === 'interaction' && mirroredTo && mirroredTo !== this.state.conversationId
           ? mirroredTo
           : undefined;
-      this.backlog.append(mirrorTarget ? { notification, mirroredTo: mirrorTarget } : { notification });
-      accepted.push(notification);
+      accepted.push(mirrorTarget ? { notification, mirroredTo: mirrorTarget } : { notification });
     }
-    return { seqs: accepted.map((notification) => notification.seq), duplicates, accepted };
+    // SPEC S3.10: a batch past a bound is refused whole (QuotaExceeded), before any of it is admitted.
+    const refusal = this.backlog.refusal(this.state.conversationId, accepted);
+    if (refusal) throw refusal;
+    for (const entry of accepted) {
+      this.remember(entry.notification.id);
+      this.state.lastSeq = entry.notification.seq;
+      this.backlog.append(entry);
+    }
+    const notifications = accepted.map((entry) => entry.notification);
+    return { seqs: notifications.map(({ seq }) => seq), duplicates, accepted: notifications };
   }
 
   /**
@@ -358,15 +361,19 @@ export class ConversationJournal {
     return this.state.resolutions.find((resolution) => resolution.requestId === requestId);
   }
 
-  /** Remembers a resolution; the oldest are forgotten past the count (and, when paging, the byte) bound. */
+  /**
+   * Remembers a resolution; the oldest are forgotten past the count and the byte bound (S3.10: safe, the
+   * answer stands; a re-resolve of a forgotten one is NotFound). One over the byte bound on its own (an
+   * answer of 100,000 characters may take 600 KB) is not remembered at all.
+   */
   private addResolution(resolution: InteractionResolution): void {
     this.state.resolutions.push(resolution);
-    this.resolutionBytes += serializedBytes(resolution);
+    this.resolutionBytes += serializedBytes(resolution) + 1;
     const tooMany = () =>
       this.state.resolutions.length > rememberedResolutions ||
-      (this.limits !== undefined && this.resolutionBytes > rememberedResolutionBytes);
-    while (this.state.resolutions.length > 1 && tooMany()) {
-      this.resolutionBytes -= serializedBytes(this.state.resolutions.shift()!);
+      this.resolutionBytes > rememberedResolutionBytes;
+    while (this.state.resolutions.length > 0 && tooMany()) {
+      this.resolutionBytes -= serializedBytes(this.state.resolutions.shift()!) + 1;
     }
   }
 

@@ -31,15 +31,46 @@ export interface PagingLimits {
   highWaterBytes: number;
   /** Most bytes of entries in one page (and so in one page workflow's input). */
   pageBytes: number;
-  /**
-   * Asked once, when paging would start for the first time: whether it may (a workflow answers with
-   * `patched()`, so only conversations that page record the patch marker and its search attribute).
-   */
-  mayStart?: () => boolean;
 }
 
-/** Resolutions a paging conversation keeps for idempotent re-resolves, bounded by bytes as well as count. */
-export const rememberedResolutionBytes = 256 * 1024;
+// SPEC S3.10: the bounds, in bytes as JSON, of each part of the backlog a conversation carries through
+// continue-as-new. `conversation-carry-bound.test.ts` fills a journal to all of them at once and checks
+// the workflow's input stays under `carriedInputBudgetBytes`.
+
+/**
+ * The most one notification takes as JSON (QuotaExceeded past it): an agent's reply (its turn result is
+ * clipped to 256 KiB) with room for its envelope. The schema's 100,000 characters may take 600 KB.
+ */
+export const maxEntryBytes = 264 * 1024;
+/**
+ * The most bytes of unresolved interactions a conversation holds (they are never paged). Past it a new
+ * one is refused (QuotaExceeded), not an old one forgotten: a standalone conversation's interaction is
+ * answered only here. An agent's refused ask times out as denied; a refused mirror stays at its origin.
+ */
+export const maxPendingInteractionBytes = 256 * 1024;
+/** The high-water mark and the page size take effect up to these (larger settings are clamped). */
+export const maxHighWaterBytes = 512 * 1024;
+export const maxPageBytes = 256 * 1024;
+/**
+ * The most bytes of page references: pages cannot be forgotten (nobody has read them), so past it no
+ * page is cut, the spill fills, and passive notifications are refused (QuotaExceeded) until the receiver
+ * reads. Some 900 pages at their largest (256 KiB each by default: over 200 MB of unread backlog).
+ */
+export const maxPageRefBytes = 192 * 1024;
+/** The spill holds less than a page until it is cut, and one notification more (QuotaExceeded past it). */
+export const maxSpillBytes = (limits: PagingLimits): number => limits.pageBytes + maxEntryBytes;
+
+/** `limits` with the high-water mark and the page size clamped to their largest. */
+export const clampedLimits = (limits: PagingLimits): PagingLimits => ({
+  highWaterBytes: Math.min(limits.highWaterBytes, maxHighWaterBytes),
+  pageBytes: Math.min(limits.pageBytes, maxPageBytes),
+});
+
+/**
+ * Resolutions a conversation keeps for idempotent re-resolves, bounded by bytes as well as count; the
+ * oldest are forgotten first (a re-resolve of a forgotten one is NotFound: its first answer stands).
+ */
+export const rememberedResolutionBytes = 128 * 1024;
 
 /** The input of a page workflow: the conversation to answer, and its page of entries in seq order. */
 export const ConversationPageInput = z

@@ -17,6 +17,15 @@ export const InteractionAnswer = z.discriminatedUnion('type', [
 ]);
 export type InteractionAnswer = z.infer<typeof InteractionAnswer>;
 
+/** Whether two answers say the same (a repeated resolve with it is idempotent). */
+export function sameAnswer(left: InteractionAnswer, right: InteractionAnswer): boolean {
+  if (left.type === 'approval' && right.type === 'approval') {
+    return left.approved === right.approved && (left.reason ?? null) === (right.reason ?? null);
+  }
+  if (left.type === 'question' && right.type === 'question') return left.text === right.text;
+  return false;
+}
+
 /** Who holds (or asks for) a conversation's lease: one receiver session, chosen by the receiver. */
 export const ReceiverId = matching(
   /^[A-Za-z0-9_.:-]{1,200}$/,

@@ -1,6 +1,11 @@
 import { ErrorKind, KitError } from './errors';
 import {
+  clampedLimits,
   JournalEntry,
+  maxEntryBytes,
+  maxPageRefBytes,
+  maxPendingInteractionBytes,
+  maxSpillBytes,
   mergeBySeq,
   PageRef,
   serializedBytes,
@@ -16,6 +21,27 @@ export interface BacklogState {
 }
 
 const isInteraction = (entry: JournalEntry): boolean => entry.notification.body.type === 'interaction';
+const sumBytes = (entries: readonly JournalEntry[]) =>
+  entries.reduce((sum, entry) => sum + serializedBytes(entry), 0);
+
+/** The largest page reference as JSON (ids of 104 characters, seqs of 16 digits), with its comma. */
+export const maxPageRefJsonBytes = 230;
+/**
+ * A burst (one activation's publishes) may take the spill this far past a page, to be cut before the
+ * run continues as new: room for a thread's largest publish signal (256 K characters, 768 KiB).
+ */
+const burstBytes = 1024 * 1024;
+
+/** Where a batch's entries would go, summed, so a batch is refused whole before any of it is admitted. */
+interface Tally {
+  held: number;
+  spill: number;
+  interactions: number;
+  spilling: boolean;
+}
+
+const quota = (message: string, limit: string, value: number) =>
+  new KitError(ErrorKind.QuotaExceeded, message, { limit, value });
 
 /**
  * A conversation's backlog in seq order, held partly in its own state and, with {@link PagingLimits},
@@ -30,12 +56,16 @@ const isInteraction = (entry: JournalEntry): boolean => entry.notification.body.
  * paging stays here, behind the pages, and is delivered once the items before it are.
  */
 export class PagedBacklog {
+  private readonly limits: PagingLimits | undefined;
+
   /** `readFrom` is the last seq the current receiver got (0 for none): what lies ahead is read next. */
   constructor(
     private readonly state: BacklogState,
-    private readonly limits: PagingLimits | undefined,
+    limits: PagingLimits | undefined,
     private readonly readFrom: () => number,
-  ) {}
+  ) {
+    this.limits = limits && clampedLimits(limits);
+  }
 
   /** Every item, wherever it is. */
   get size(): number {
@@ -56,15 +86,27 @@ export class PagedBacklog {
     return this.state.backlog;
   }
 
-  /** Adds the newest item: behind any spill or page (order), or to the spill past the high-water mark. */
+  /**
+   * SPEC S3.10: why `entries`, appended in order, cannot all be taken now (QuotaExceeded naming the
+   * limit), or undefined. Checked before any of a batch is admitted, so a refused batch changes nothing.
+   */
+  refusal(conversationId: string, entries: readonly JournalEntry[]): KitError | undefined {
+    const tally = this.tally();
+    for (const entry of entries) {
+      const refusal = this.place(tally, entry, conversationId);
+      if (refusal instanceof KitError) return refusal;
+    }
+    return undefined;
+  }
+
+  /**
+   * Adds the newest item (check {@link refusal} first): behind any spill or page (order), or to the spill
+   * once the items held here would pass the high-water mark.
+   */
   append(entry: JournalEntry): void {
-    const spilling =
-      this.limits &&
-      !isInteraction(entry) &&
-      (this.state.pages.length > 0 ||
-        this.state.spill.length > 0 ||
-        (this.heldBytes() >= this.limits.highWaterBytes && (this.limits.mayStart?.() ?? true)));
-    (spilling ? this.state.spill : this.state.backlog).push(entry);
+    const place = this.place(this.tally(), entry, '');
+    if (place instanceof KitError) throw place;
+    (place === 'spill' ? this.state.spill : this.state.backlog).push(entry);
   }
 
   /** The first deliverable item with seq > afterSeq: held here, or in the spill when no page is out. */
@@ -97,7 +139,11 @@ export class PagedBacklog {
 
   /** Whether the spill holds a page's worth, for {@link cutPage}. */
   hasPageToCut(): boolean {
-    return this.limits !== undefined && takePage(this.state.spill, this.limits.pageBytes).length > 0;
+    return (
+      this.limits !== undefined &&
+      this.pageRefBytes() + maxPageRefJsonBytes <= maxPageRefBytes &&
+      takePage(this.state.spill, this.limits.pageBytes).length > 0
+    );
   }
 
   /**
@@ -106,7 +152,7 @@ export class PagedBacklog {
    * with the entries, and gives them back with {@link returnPage} if that fails.
    */
   cutPage(idPrefix: string, uniqueSuffix: string): { page: PageRef; entries: JournalEntry[] } | undefined {
-    if (!this.limits) return undefined;
+    if (!this.limits || !this.hasPageToCut()) return undefined;
     const entries = takePage(this.state.spill, this.limits.pageBytes);
     const first = entries[0]?.notification;
     const last = entries.at(-1)?.notification;
@@ -117,7 +163,7 @@ export class PagedBacklog {
       firstSeq: first.seq,
       lastSeq: last.seq,
       count: entries.length,
-      bytes: entries.reduce((sum, entry) => sum + serializedBytes(entry), 0),
+      bytes: sumBytes(entries),
     };
     this.state.pages.push(page);
     return { page, entries };
@@ -136,9 +182,12 @@ export class PagedBacklog {
   }
 
   /**
-   * The page to ask for now: the oldest, once the items ahead of the receiver here (deliverable, after
-   * what it last got) weigh less than the low-water mark. Measured ahead of the receiver, not over all
-   * items held, so unresolved interactions or a large unacknowledged item cannot hold pages back forever.
+   * The page to ask for now: the oldest, once it fits under the low-water mark (half the high-water
+   * mark) with the items ahead of the receiver here (deliverable, after what it last got), or once none
+   * is ahead. Measured ahead of the receiver, not over all items held, so unresolved interactions or a
+   * large unacknowledged item cannot hold pages back forever; and counting the page, so what is held
+   * stays bounded (S3.10): the item last delivered and not yet acknowledged, and at most a low-water
+   * mark or one page (one notification, when it is larger) ahead of it.
    */
   pageToRequest(): PageRef | undefined {
     const oldest = this.state.pages[0];
@@ -149,23 +198,82 @@ export class PagedBacklog {
       if (seq >= oldest.firstSeq) break;
       if (seq > this.readFrom()) ahead += serializedBytes(entry);
     }
-    return ahead < this.limits.highWaterBytes / 2 ? oldest : undefined;
+    return ahead === 0 || ahead + oldest.bytes <= this.limits.highWaterBytes / 2 ? oldest : undefined;
   }
 
   /**
-   * Takes a page's entries back. A page already taken (a re-sent answer) is ignored, as are entries whose
-   * seq is already here. False when nothing was taken.
+   * Takes the oldest page's entries back (only the oldest is ever asked for). A page already taken (a
+   * re-sent answer), a delivery for another page, or one that is not that page's (more entries or bytes
+   * than it had, or seqs outside it: anyone may signal) is ignored, as are entries whose seq is already
+   * here. False when nothing was taken.
    */
   pageDelivered(pageId: string, entries: readonly JournalEntry[]): boolean {
-    const index = this.state.pages.findIndex((page) => page.workflowId === pageId);
-    if (index < 0) return false;
-    this.state.pages.splice(index, 1);
+    const page = this.state.pages[0];
+    if (page?.workflowId !== pageId) return false;
+    const inPage = entries.every(({ notification: { seq } }) => seq >= page.firstSeq && seq <= page.lastSeq);
+    if (!inPage || entries.length > page.count || sumBytes(entries) > page.bytes) return false;
+    this.state.pages.shift();
     this.state.backlog = mergeBySeq(this.state.backlog, entries);
     return true;
   }
 
-  private heldBytes(): number {
-    return this.state.backlog.reduce((sum, entry) => sum + serializedBytes(entry), 0);
+  /** Where `entry` goes (and the tally updated), or why it cannot be taken. */
+  private place(tally: Tally, entry: JournalEntry, conversationId: string): 'held' | 'spill' | KitError {
+    const size = serializedBytes(entry);
+    if (size > maxEntryBytes)
+      return quota(
+        `a notification may take at most ${maxEntryBytes} bytes as JSON; this one takes ${size}: shorten its text or send it in parts`,
+        'notificationBytes',
+        maxEntryBytes,
+      );
+    if (isInteraction(entry)) {
+      if (tally.interactions + size > maxPendingInteractionBytes)
+        return quota(
+          `conversation ${conversationId} already holds ${tally.interactions} bytes of unresolved interactions (limit ${maxPendingInteractionBytes}): resolve some, or wait for them to time out`,
+          'pendingInteractionBytes',
+          maxPendingInteractionBytes,
+        );
+      tally.interactions += size;
+      tally.held += size;
+      return 'held';
+    }
+    if (!this.limits || (!tally.spilling && tally.held + size <= this.limits.highWaterBytes)) {
+      tally.held += size;
+      return 'held';
+    }
+    tally.spilling = true;
+    tally.spill += size;
+    // Within a page and one notification, the spill may be carried as it is; a burst past that only
+    // while the pages it will be cut into have room (so it is cut before the run continues as new).
+    const small = maxSpillBytes(this.limits);
+    const pagesNeeded = 2 * Math.ceil(tally.spill / this.limits.pageBytes) + 1;
+    const roomForPages = this.pageRefBytes() + pagesNeeded * maxPageRefJsonBytes <= maxPageRefBytes;
+    if (tally.spill <= small || (tally.spill <= small + burstBytes && roomForPages)) return 'spill';
+    return roomForPages
+      ? quota(
+          `conversation ${conversationId} is paging out ${tally.spill - size} bytes of notifications (limit ${small + burstBytes}): publish again shortly`,
+          'spillBytes',
+          small + burstBytes,
+        )
+      : quota(
+          `conversation ${conversationId} holds ${this.pageCount} pages of notifications nobody has received (limit ${maxPageRefBytes} bytes of page references): receive them, or publish again later`,
+          'pageRefBytes',
+          maxPageRefBytes,
+        );
+  }
+
+  private tally(): Tally {
+    const { backlog, spill, pages } = this.state;
+    return {
+      held: sumBytes(backlog),
+      spill: sumBytes(spill),
+      interactions: sumBytes(backlog.filter(isInteraction)),
+      spilling: pages.length > 0 || spill.length > 0,
+    };
+  }
+
+  private pageRefBytes(): number {
+    return this.state.pages.reduce((sum, page) => sum + serializedBytes(page) + 1, 0);
   }
 }
 

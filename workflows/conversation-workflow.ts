@@ -11,9 +11,8 @@ import {
   workflowInfo,
   type SignalDefinition,
 } from '@temporalio/workflow';
-import { z } from 'zod';
-import { ConversationJournal, ConversationJournalSnapshot } from '../domain/conversation-journal';
-import { PageDelivery, type PagingLimits } from '../domain/conversation-pages';
+import { ConversationJournal } from '../domain/conversation-journal';
+import { PageDelivery } from '../domain/conversation-pages';
 import {
   adoptConversationSignal,
   closeConversationUpdate,
@@ -31,7 +30,6 @@ import {
 import { capabilityRefusal, isSelfOrBelow } from '../domain/capability';
 import {
   AdoptConversation,
-  ConversationOwner,
   OpenReceiverRequest,
   PublishReceipt,
   PublishRequest,
@@ -41,67 +39,30 @@ import {
   SettleInteraction,
 } from '../domain/conversation-schemas';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { ConversationId, newId, relatedId } from '../domain/ids';
+import { newId, relatedId } from '../domain/ids';
 import { auditOf } from '../domain/conversation-audit';
+import {
+  continuationOf,
+  ConversationWorkflowInput,
+  pagingLimitsOf,
+  type ParsedConversationInput,
+} from './conversation-input';
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
 
-/** How a conversation workflow starts (or continues as new, carrying its journal snapshot). */
-export const ConversationWorkflowInput = z
-  .object({
-    /** SPEC S3.9 wire version. */
-    protocolVersion: z.literal(1).default(1),
-    conversationId: ConversationId,
-    /** The thread it belongs to (absent for a standalone conversation a service publishes to). */
-    owner: ConversationOwner.optional(),
-    /** Longest a `receive` long-poll waits server-side before answering `idle` (capped at half the TTL). */
-    receiveWaitMs: z.number().int().min(0).max(300_000).default(30_000),
-    /** Continue as new once this run's history has this many events (Temporal suggests it at ~4,096). */
-    continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(3_000),
-    /** Continue as new after this many updates in one run (Temporal allows 2,000 per run). */
-    continueAsNewAfterUpdates: z.number().int().min(1).max(1_900).default(1_500),
-    /**
-     * Past this many bytes of backlog in its own state, the conversation spills newer passive items into
-     * page workflows; it reads them back, oldest first, below half of it. Keeps the continue-as-new
-     * input (2 MiB limit) bounded however far the receiver falls behind.
-     */
-    backlogHighWaterBytes: z
-      .number()
-      .int()
-      .min(1_024)
-      .max(1_024 * 1_024)
-      .default(512 * 1_024),
-    /** Most bytes of entries in one page workflow's input. */
-    pageBytes: z
-      .number()
-      .int()
-      .min(512)
-      .max(256 * 1_024)
-      .default(256 * 1_024),
-    /** How many runs came before this one. */
-    generation: z.number().int().min(0).default(0),
-    /** When the owner thread's end was published here (SPEC S5.10: retention runs from then). */
-    ownerEndedAtMs: z.number().int().min(0).optional(),
-    snapshot: ConversationJournalSnapshot.optional(),
-  })
-  .strict();
-export type ConversationWorkflowInput = z.input<typeof ConversationWorkflowInput>;
+export { ConversationWorkflowInput } from './conversation-input';
 
 /**
  * The durable notification stream of one conversation (SPEC S5); workflow id = the conversation id.
  * Lives until terminated: its backlog outlives the agent, and continues as new to stay small (S7.3).
  */
 export async function conversationWorkflow(rawInput: ConversationWorkflowInput): Promise<void> {
-  let input: z.output<typeof ConversationWorkflowInput>;
+  let input: ParsedConversationInput;
   let journal: ConversationJournal;
   try {
     input = parseInput(ConversationWorkflowInput, rawInput, 'conversation workflow input');
-    const limits: PagingLimits = {
-      highWaterBytes: input.backlogHighWaterBytes,
-      pageBytes: input.pageBytes,
-      mayStart: () => true,
-    };
+    const limits = pagingLimitsOf(input);
     journal = input.snapshot
       ? ConversationJournal.fromSnapshot(input.snapshot, limits)
       : ConversationJournal.create(input.conversationId, limits);
@@ -304,8 +265,8 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     const page = journal.backlog.pageToRequest();
     return page && !requested.has(page.workflowId) ? page : undefined;
   };
-  /** Starts page workflows for a full spill, one at a time (a page that fails to start is given back). */
-  async function cutPages(): Promise<void> {
+  /** Starts page workflows for a full spill, one at a time; false when one failed to (it is given back). */
+  async function cutPages(): Promise<boolean> {
     for (
       let cut = journal.backlog.cutPage(journal.conversationId, uuid4());
       cut;
@@ -321,9 +282,10 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       } catch (error) {
         journal.backlog.returnPage(cut.page, cut.entries);
         log.warn('page workflow not started', { workflowId: cut.page.workflowId, error: String(error) });
-        return;
+        return false;
       }
     }
+    return true;
   }
   async function requestPage(): Promise<void> {
     const page = pageToRequest();
@@ -363,24 +325,12 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   // Waiting receives answer `idle` at once, so their clients re-poll the next run.
   handingOver = true;
   await condition(allHandlersFinished);
-  // Items published by the last handlers leave in pages, not in the snapshot.
-  if (journal.backlog.hasPageToCut()) {
-    await cutPages();
-    await condition(allHandlersFinished);
-  }
-  return await continueAsNew<typeof conversationWorkflow>({
-    protocolVersion: 1,
-    conversationId: input.conversationId,
-    ...(owner ? { owner } : {}),
-    receiveWaitMs: input.receiveWaitMs,
-    continueAsNewAfterEvents: input.continueAsNewAfterEvents,
-    continueAsNewAfterUpdates: input.continueAsNewAfterUpdates,
-    backlogHighWaterBytes: input.backlogHighWaterBytes,
-    pageBytes: input.pageBytes,
-    generation: input.generation + 1,
-    ...(ownerEndedAtMs === undefined ? {} : { ownerEndedAtMs }),
-    snapshot: journal.snapshot(),
-  });
+  // Items published by the last handlers leave in pages, not in the snapshot (SPEC S3.10: a spill past
+  // a page is admitted only while its pages have room, to be cut here), unless a page cannot be started.
+  while (journal.backlog.hasPageToCut() && (await cutPages())) await condition(allHandlersFinished);
+  return await continueAsNew<typeof conversationWorkflow>(
+    continuationOf(input, { owner, ownerEndedAtMs, snapshot: journal.snapshot() }),
+  );
 }
 
 /** Signals another workflow; a missing or finished target is logged, never fails the caller's update. */
