@@ -1,6 +1,7 @@
 import {
   CancellationScope,
   condition,
+  isCancellation,
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
@@ -147,12 +148,29 @@ export class ThreadConversation {
       },
       thread.id === thread.rootId ? undefined : this.rootConversationId,
     );
-    const answer = await this.interactions.wait(requestId, request.kind, this.settings.interactionTimeoutMs);
-    if (answer) return answer;
-    const denied: InteractionAnswer =
+    const unanswered = (reason: string): InteractionAnswer =>
       request.kind === 'approval'
-        ? { type: 'approval', approved: false, reason: 'timed out unanswered' }
+        ? { type: 'approval', approved: false, reason }
         : { type: 'question', text: '' };
+    let answer: InteractionAnswer | undefined;
+    try {
+      answer = await this.interactions.wait(requestId, request.kind, this.settings.interactionTimeoutMs);
+    } catch (error) {
+      // The turn was interrupted while it waited: the interaction is settled as denied everywhere (a
+      // receiver is not offered it any more, a later answer gets this resolution), then the
+      // cancellation goes on.
+      if (isCancellation(error))
+        await CancellationScope.nonCancellable(async () =>
+          this.interactions.timedOut(
+            requestId,
+            unanswered('the turn was interrupted before an answer'),
+            new Date().toISOString(),
+          ),
+        );
+      throw error;
+    }
+    if (answer) return answer;
+    const denied = unanswered('timed out unanswered');
     // Settle it everywhere, so no receiver is offered an interaction nobody waits for any more.
     this.interactions.timedOut(requestId, denied, new Date().toISOString());
     return denied;

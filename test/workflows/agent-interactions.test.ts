@@ -3,7 +3,7 @@ import { ConversationNotificationReceiver } from '../../client/conversation-rece
 import { conversationSummary, resolveNotification } from '../../client/conversations';
 import { createActivities, createModelProvider, defineTool, loadModelConfig } from '../../activities';
 import type { ConversationNotification } from '../../domain/schemas';
-import { attachRun, untilTurns } from '../helpers/runs';
+import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { startOpenAIServer, toolResultsOf, type ReceivedRequest, type Reply } from '../helpers/openai-server';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -125,6 +125,46 @@ test('an unanswered interaction times out as denied', async () => {
   expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('denied: timed out unanswered');
   const rootConversation = (await service.refreshRoot()).conversationId;
   expect((await conversationSummary(temporal.client, rootConversation)).pendingInteractions).toBe(0);
+});
+
+test('an interaction whose turn is interrupted is settled as denied: no receiver is offered it, a late answer gets that resolution', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {});
+  const asker = await service.rootControls().spawn({
+    task: 'ask and be interrupted',
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [
+          { type: 'ask', kind: 'approval', prompt: 'May I?' },
+          { type: 'reply', text: '{{last}}' },
+        ],
+      ],
+    },
+  });
+  const rootConversation = (await service.refreshRoot()).conversationId;
+  await using receiver = await ConversationNotificationReceiver.open(temporal.client, rootConversation, {
+    taskQueue,
+  });
+  const interaction = await nextInteraction(receiver);
+  expect((await service.rootControls().interrupt(asker.id)).cancellationRequested).toBe(true);
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.status).toBe('interrupted');
+  await eventually(
+    () => conversationSummary(temporal.client, rootConversation),
+    (summary) => summary.pendingInteractions === 0,
+    'the interrupted interaction settled',
+  );
+  const late = await resolveNotification(
+    temporal.client,
+    interaction,
+    { type: 'approval', approved: false, reason: 'the turn was interrupted before an answer' },
+    { capability: service.rootCapability },
+  );
+  expect(late.answer).toEqual({
+    type: 'approval',
+    approved: false,
+    reason: 'the turn was interrupted before an answer',
+  });
+  expect(late.resolvedBy).toBeUndefined();
 });
 
 describe('tools that need approval (S6.1)', () => {
