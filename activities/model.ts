@@ -1,49 +1,14 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { APICallError } from '@ai-sdk/provider';
-import { generateText, jsonSchema, tool, type ModelMessage, type ToolSet } from 'ai';
+import { APICallError, type JSONSchema7 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { agentToolDescriptions, agentToolInputs, agentToolNames } from '../domain/agent-tools';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { allTools } from '../domain/schemas';
-import { ModelCallInput, type ModelCallOutput, type TranscriptEntry } from '../domain/transcript';
+import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
+import { callLanguageModel, type ToolSpec } from './model-call';
 import type { ModelProvider } from './providers';
 import type { ToolDefinition } from './tools';
-
-/** The provider's view of a transcript. */
-function toModelMessages(transcript: TranscriptEntry[]): ModelMessage[] {
-  return transcript.map((entry): ModelMessage => {
-    switch (entry.role) {
-      case 'user':
-        return { role: 'user', content: entry.text };
-      case 'assistant':
-        return {
-          role: 'assistant',
-          content: [
-            ...(entry.text ? [{ type: 'text' as const, text: entry.text }] : []),
-            ...entry.toolCalls.map((call) => ({
-              type: 'tool-call' as const,
-              toolCallId: call.id,
-              toolName: call.name,
-              input: call.input,
-            })),
-          ],
-        };
-      case 'tool':
-        return {
-          role: 'tool',
-          content: entry.results.map((result) => ({
-            type: 'tool-result' as const,
-            toolCallId: result.id,
-            toolName: result.name,
-            output: result.isError
-              ? { type: 'error-text' as const, value: result.output }
-              : { type: 'text' as const, value: result.output },
-          })),
-        };
-    }
-  });
-}
 
 /** Provider failures as KitErrors (SPEC S6.5): rate limits and 5xx retry; auth and bad requests do not. */
 export function providerFailure(error: unknown): ApplicationFailure {
@@ -88,24 +53,19 @@ export function createModelActivities(dependencies: {
   const { provider, tools } = dependencies;
   // Tool definitions are built once per worker: converting zod schemas to JSON Schema on every call
   // cost ~0.6 ms of each model call.
-  const agentDefinitions: ToolSet = Object.fromEntries(
-    agentToolNames.map((name) => [
-      name,
-      tool({
-        description: agentToolDescriptions[name],
-        inputSchema: jsonSchema(z.toJSONSchema(agentToolInputs[name]) as never),
-      }),
-    ]),
-  );
-  const userDefinitions: ToolSet = Object.fromEntries(
+  const agentSpecs: ToolSpec[] = agentToolNames.map((name) => ({
+    name,
+    description: agentToolDescriptions[name],
+    inputSchema: z.toJSONSchema(agentToolInputs[name]) as JSONSchema7,
+  }));
+  const userSpecs = new Map<string, ToolSpec>(
     tools.map((candidate) => [
       candidate.name,
-      tool({
+      {
+        name: candidate.name,
         description: candidate.description,
-        inputSchema: jsonSchema(
-          z.toJSONSchema(candidate.input, { io: 'input', unrepresentable: 'any' }) as never,
-        ),
-      }),
+        inputSchema: z.toJSONSchema(candidate.input, { io: 'input', unrepresentable: 'any' }) as JSONSchema7,
+      },
     ]),
   );
   return {
@@ -114,36 +74,33 @@ export function createModelActivities(dependencies: {
       const allowed = tools.filter(
         (candidate) => input.userTools.includes(allTools) || input.userTools.includes(candidate.name),
       );
-      const definitions: ToolSet = input.agentTools ? { ...agentDefinitions } : {};
-      for (const candidate of allowed) definitions[candidate.name] = userDefinitions[candidate.name]!;
+      // A user tool of an agent tool's name replaces it, as it did in one tool set.
+      const offered = new Map<string, ToolSpec>(
+        input.agentTools ? agentSpecs.map((spec) => [spec.name, spec]) : [],
+      );
+      for (const candidate of allowed) offered.set(candidate.name, userSpecs.get(candidate.name)!);
       const context = Context.current();
       // Heartbeats carry cancellation (an interrupt) to this activity while the provider thinks.
       const heartbeat = setInterval(() => context.heartbeat(), 1000);
       try {
         const modelId = input.model ?? provider.defaultModel;
-        const result = await generateText({
-          model: provider.model(modelId),
+        const answer = await callLanguageModel(provider.model(modelId), {
           system: input.system,
-          messages: toModelMessages(input.transcript),
-          tools: definitions,
-          maxRetries: 0,
+          transcript: input.transcript,
+          tools: [...offered.values()],
           abortSignal: context.cancellationSignal,
         });
         return {
-          text: result.text,
-          toolCalls: result.toolCalls.map((call) => ({
-            id: call.toolCallId,
-            name: call.toolName,
-            input: call.input,
-            needsApproval: allowed.some(
-              (candidate) => candidate.name === call.toolName && candidate.needsApproval === true,
-            ),
-            ...(allowed.some((candidate) => candidate.name === call.toolName && candidate.local === true)
-              ? { local: true }
-              : {}),
-          })),
-          tokens:
-            result.usage.totalTokens ?? (result.usage.inputTokens ?? 0) + (result.usage.outputTokens ?? 0),
+          text: answer.text,
+          toolCalls: answer.toolCalls.map((call) => {
+            const tool = allowed.find((candidate) => candidate.name === call.name);
+            return {
+              ...call,
+              needsApproval: tool?.needsApproval === true,
+              ...(tool?.local === true ? { local: true } : {}),
+            };
+          }),
+          tokens: answer.tokens,
           model: `${provider.name}:${modelId}`,
           scripted: provider.scripted,
         };

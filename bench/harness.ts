@@ -46,7 +46,11 @@ export async function openBench(options: {
     for (const step of closing.reverse()) await step();
   };
   try {
-    const connection = await Connection.connect({ address: server.address });
+    // The bench reads whole histories; an agent's page of events can pass gRPC's default 4 MB.
+    const connection = await Connection.connect({
+      address: server.address,
+      channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+    });
     closing.push(() => connection.close());
     const nativeConnection = await NativeConnection.connect({ address: server.address });
     closing.push(() => nativeConnection.close());

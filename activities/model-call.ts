@@ -1,0 +1,103 @@
+import type {
+  JSONSchema7,
+  LanguageModelV3,
+  LanguageModelV3FunctionTool,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+} from '@ai-sdk/provider';
+import type { TranscriptEntry } from '../domain/transcript';
+
+/** A tool as the provider is told of it: name, description, JSON Schema of its input. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JSONSchema7;
+}
+
+/** What one model call answered. */
+export interface ModelAnswer {
+  text: string;
+  toolCalls: { id: string; name: string; input: unknown }[];
+  tokens: number;
+}
+
+/** A transcript as the provider interface's prompt (LanguageModelV3), the system prompt first. */
+export function toPrompt(system: string, transcript: readonly TranscriptEntry[]): LanguageModelV3Prompt {
+  const messages = transcript.map((entry): LanguageModelV3Message => {
+    switch (entry.role) {
+      case 'user':
+        return { role: 'user', content: [{ type: 'text', text: entry.text }] };
+      case 'assistant':
+        return {
+          role: 'assistant',
+          content: [
+            ...(entry.text ? [{ type: 'text' as const, text: entry.text }] : []),
+            ...entry.toolCalls.map((call) => ({
+              type: 'tool-call' as const,
+              toolCallId: call.id,
+              toolName: call.name,
+              input: call.input,
+            })),
+          ],
+        };
+      case 'tool':
+        return {
+          role: 'tool',
+          content: entry.results.map((result) => ({
+            type: 'tool-result' as const,
+            toolCallId: result.id,
+            toolName: result.name,
+            output: result.isError
+              ? { type: 'error-text' as const, value: result.output }
+              : { type: 'text' as const, value: result.output },
+          })),
+        };
+    }
+  });
+  return [{ role: 'system', content: system }, ...messages];
+}
+
+/** A tool call's input: the model sends JSON text; text that is not JSON is passed on as it is. */
+function parsedInput(input: string): unknown {
+  try {
+    return JSON.parse(input) as unknown;
+  } catch {
+    return input;
+  }
+}
+
+/**
+ * One call of the provider's model through its own interface (`doGenerate`), without the `ai`
+ * package's `generateText` around it: that re-validated the whole prompt with zod on every call,
+ * ~40 ms of each step for a 144 KiB transcript. The transcript is ours and already well-formed.
+ */
+export async function callLanguageModel(
+  model: LanguageModelV3,
+  request: {
+    system: string;
+    transcript: readonly TranscriptEntry[];
+    tools: readonly ToolSpec[];
+    abortSignal: AbortSignal;
+  },
+): Promise<ModelAnswer> {
+  const tools: LanguageModelV3FunctionTool[] = request.tools.map((tool) => ({
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+  }));
+  const result = await model.doGenerate({
+    prompt: toPrompt(request.system, request.transcript),
+    ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' as const } } : {}),
+    abortSignal: request.abortSignal,
+  });
+  const text = result.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+  const toolCalls = result.content.flatMap((part) =>
+    part.type === 'tool-call'
+      ? [{ id: part.toolCallId, name: part.toolName, input: parsedInput(part.input) }]
+      : [],
+  );
+  const input = result.usage.inputTokens.total ?? 0;
+  const output = result.usage.outputTokens.total ?? 0;
+  return { text, toolCalls, tokens: input + output };
+}
