@@ -264,7 +264,7 @@ export const NotificationBody = z.discriminatedUnion('type', [
         })
         .strict()
         .optional(),
-      expiresAt: z.string().optional(),
+      expiresAt: z.string().max(100).optional(),
     })
     .strict(),
 ]);

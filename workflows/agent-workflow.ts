@@ -79,10 +79,16 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   };
   const report = (event: ThreadEvent) =>
     track(root.signal(threadEventSignal, { from: authority.self, event }));
+  // The status search attribute as the server has it (given at start, kept through continue-as-new):
+  // an upsert is a billable action, so only a change is upserted (back-to-back turns stay `running`).
+  let upsertedStatus: ThreadStatus = thread.status;
   const setStatus = (status: ThreadStatus, detail: string, changes: Partial<AgentThread> = {}) => {
     thread = { ...thread, ...changes, status, updatedAt: new Date().toISOString() };
     watch.record(thread);
-    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+    if (status !== upsertedStatus) {
+      upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+      upsertedStatus = status;
+    }
     setCurrentDetails(`**${status}** · ${thread.path} · ${detail}`);
   };
 
