@@ -22,7 +22,8 @@ export const carriedResultBytes = 16 * 1024;
 /** The most of a kernel's durable memory (its transcript among it) a thread carries. */
 export const maxMemoryBytes = 160 * 1024;
 
-const clipNote = (what: string) => (cut: number) =>
+/** What a clipped text ends with: how much was cut, where, and where the whole text is. */
+export const clipNote = (what: string) => (cut: number) =>
   `… [${cut} more characters clipped in ${what} to stay under Temporal's payload limit; the thread's conversation has the full text]`;
 
 /** `text` clipped to `maxBytes` of JSON, with a note saying what was cut and where (idempotent). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalJson, jsonBytes, sha256Hex } from './bytes';
+import { clipNote } from './carry-bounds';
 import { ControlRequest, OutboxItem, ShutdownReport, ThreadLoopState, WatchSnapshot } from './control';
 import { RequestId, ThreadId } from './ids';
 import { maxRememberedResolutions, RememberedResolution } from './conversation-schemas';
@@ -80,10 +81,10 @@ export const maxTombstones = 256;
  */
 export const carryBudgetBytes = 96 * 1024;
 
-const clipNote = /… \[\d+ more characters clipped in [^\]]*\]$/;
+const clipped = /… \[\d+ more characters clipped in [^\]]*\]$/;
 /** A text clipped before to at most `limit` characters (clipping is idempotent). */
 const alreadyClipped = (text: string, limit: number) =>
-  clipNote.test(text) && text.lastIndexOf('… [') <= limit;
+  clipped.test(text) && text.lastIndexOf('… [') <= limit;
 
 /**
  * The first `limit` characters of a text and a note on what was cut and where the full text is (the
@@ -91,7 +92,7 @@ const alreadyClipped = (text: string, limit: number) =>
  */
 export function clipText(text: string, limit: number, what = "the root run's registry"): string {
   if (text.length <= limit || alreadyClipped(text, limit)) return text;
-  return `${text.slice(0, limit)}… [${text.length - limit} more characters clipped in ${what} to stay under Temporal's payload limit; the thread's conversation has the full text]`;
+  return `${text.slice(0, limit)}${clipNote(what)(text.length - limit)}`;
 }
 
 const clipOutcome = (outcome: TurnOutcome | undefined, limit: number): TurnOutcome | undefined =>

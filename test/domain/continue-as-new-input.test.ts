@@ -28,11 +28,8 @@ import {
 } from '../../domain/schemas';
 import { ThreadWatch } from '../../workflows/thread-watch';
 import { kitErrorOf, newRun, now, scopeOf, spawn } from '../helpers/run-state';
+import { id, worst } from '../helpers/worst-case';
 
-/** `n` control characters: 6 bytes each as JSON, the most any character takes. */
-const worst = (n: number) => '\u0001'.repeat(n);
-const hex = (n: number) => n.toString(16).padStart(32, '0');
-const id = <P extends string>(prefix: P, n: number) => `${prefix}_${hex(n)}` as `${P}_${string}`;
 const sender = id('thread', 1);
 const runKey = 'a'.repeat(64);
 

@@ -22,11 +22,8 @@ import {
   ConversationWorkflowInput,
   pagingLimitsOf,
 } from '../../workflows/conversation-input';
+import { id, worst } from '../helpers/worst-case';
 
-/** `n` control characters: 6 bytes each as JSON, the most any character takes. */
-const worst = (n: number) => '\u0001'.repeat(n);
-const hex = (n: number) => n.toString(16).padStart(32, '0');
-const id = <P extends string>(prefix: P, n: number) => `${prefix}_${hex(n)}` as `${P}_${string}`;
 const rootId = id('thread', 1);
 const conversationId = id('conversation', 1);
 const receiverId = 'r'.repeat(200);
