@@ -255,7 +255,7 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
         const receiver = await ConversationNotificationReceiver.open(
           context.client,
           relatedId('conversation', thread.id),
-          { taskQueue: context.taskQueue },
+          { taskQueue: context.taskQueue, capability: service.rootCapability },
         );
         context.cleanup.push(() => receiver.dispose());
         agents.push({ thread, receiver, turns: 0 });

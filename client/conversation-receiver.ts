@@ -6,6 +6,7 @@ import { OpenReceiverRequest, ReceiverLease } from '../domain/conversation-schem
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { ConversationId, parseId } from '../domain/ids';
 import { ConversationNotification } from '../domain/schemas';
+import type { Capability } from '../domain/capability';
 import type { conversationWorkflow } from '../workflows/conversation-workflow';
 import {
   conversationHandle,
@@ -41,6 +42,9 @@ export interface OpenReceiverOptions extends ConversationStartOptions {
   pollRetries?: number;
 }
 
+/** The caller's proof, for a thread's conversation (SPEC S3.9); nothing for a standalone one. */
+const from = (capability: Capability | undefined) => (capability ? { from: capability } : {});
+
 /** Errors after which a later recv() may succeed (SPEC S5.7); every other kind fuses the receiver. */
 const nonFusingKinds: ReadonlySet<string> = new Set([ErrorKind.Timeout, ErrorKind.Integration]);
 
@@ -58,7 +62,10 @@ const nonFusingKinds: ReadonlySet<string> = new Set([ErrorKind.Timeout, ErrorKin
  * resolved. Disposing releases the lease without acknowledging the last item.
  *
  * @example
- * await using receiver = await ConversationNotificationReceiver.open(client, conversationId, { taskQueue });
+ * await using receiver = await ConversationNotificationReceiver.open(client, conversationId, {
+ *   taskQueue,
+ *   capability: service.capability, // a thread's conversation: that thread's or an ancestor's
+ * });
  * for await (const notification of receiver) console.log(notification.seq, notification.body);
  */
 export class ConversationNotificationReceiver
@@ -83,7 +90,11 @@ export class ConversationNotificationReceiver
     const id = parseId('conversation', conversationId, 'conversationId');
     const request = parseInput(
       OpenReceiverRequest,
-      { receiverId: options.receiverId ?? `receiver-${randomUUID()}`, ttlMs: options.ttlMs ?? 30_000 },
+      {
+        receiverId: options.receiverId ?? `receiver-${randomUUID()}`,
+        ttlMs: options.ttlMs ?? 30_000,
+        ...from(options.capability),
+      },
       'receiver options',
     );
     const lease = await kitCall(`open a receiver on ${id}`, () =>
@@ -94,7 +105,7 @@ export class ConversationNotificationReceiver
     );
     const handle = conversationHandle(client, id);
     return new ConversationNotificationReceiver(
-      new ConversationSource(handle, id, lease, options.pollWaitMs, options.pollRetries ?? 5),
+      new ConversationSource(handle, id, lease, options.capability, options.pollWaitMs, options.pollRetries ?? 5),
     );
   }
 
@@ -194,6 +205,7 @@ class ConversationSource implements NotificationSource {
     private readonly handle: WorkflowHandle<typeof conversationWorkflow>,
     private readonly conversationId: ConversationId,
     private readonly lease: ReceiverLease,
+    private readonly capability: Capability | undefined,
     private readonly pollWaitMs: number | undefined,
     private readonly pollRetries: number,
   ) {
@@ -214,6 +226,7 @@ class ConversationSource implements NotificationSource {
                 receiverId: this.lease.receiverId,
                 afterSeq: this.afterSeq,
                 ...(this.pollWaitMs === undefined ? {} : { waitMs: this.pollWaitMs }),
+                ...from(this.capability),
               },
             ],
           });
@@ -241,7 +254,9 @@ class ConversationSource implements NotificationSource {
     await kitCall(
       `release the receiver of ${this.conversationId}`,
       () =>
-        this.handle.executeUpdate(releaseReceiverUpdate, { args: [{ receiverId: this.lease.receiverId }] }),
+        this.handle.executeUpdate(releaseReceiverUpdate, {
+          args: [{ receiverId: this.lease.receiverId, ...from(this.capability) }],
+        }),
       // Disposal does not fail: an unreleased lease expires after its TTL, which only delays the next receiver.
     ).catch(() => undefined);
   }
@@ -250,7 +265,14 @@ class ConversationSource implements NotificationSource {
     if (this.polling || this.closed) return;
     await this.handle
       .executeUpdate(openReceiverUpdate, {
-        args: [{ receiverId: this.lease.receiverId, ttlMs: this.lease.ttlMs, renewOnly: true }],
+        args: [
+          {
+            receiverId: this.lease.receiverId,
+            ttlMs: this.lease.ttlMs,
+            renewOnly: true,
+            ...from(this.capability),
+          },
+        ],
       })
       .catch(() => undefined); // a lost lease surfaces as Conflict on the next recv()
   }

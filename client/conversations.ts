@@ -31,8 +31,9 @@ export interface ConversationStartOptions {
   taskQueue: string;
   settings?: Omit<ConversationWorkflowInput, 'conversationId' | 'snapshot' | 'generation' | 'owner'>;
   /**
-   * The publisher's capability (SPEC S3.9): a thread's conversation takes notifications only from that
-   * thread or its descendants (a standalone conversation needs none).
+   * The caller's capability (SPEC S3.9), which a thread's conversation requires (a standalone one needs
+   * none): it takes notifications only from that thread or its descendants, and is read (receivers) and
+   * closed only by that thread or its ancestors — the root's capability serves the whole tree.
    */
   capability?: Capability;
 }
@@ -238,12 +239,19 @@ export async function resolveNotification(
   );
 }
 
-/** Closes a conversation (S5.6): receivers drain then end; later publishes are refused. Idempotent. */
-export async function closeConversation(client: Client, conversationId: string): Promise<CloseResult> {
+/**
+ * Closes a conversation (S5.6): receivers drain then end; later publishes are refused. Idempotent. A
+ * thread's conversation needs the capability of that thread or an ancestor (SPEC S3.9).
+ */
+export async function closeConversation(
+  client: Client,
+  conversationId: string,
+  options: { capability?: Capability } = {},
+): Promise<CloseResult> {
   return executeUpdate(
     conversationHandle(client, conversationId),
     closeConversationUpdate,
-    [],
+    [options.capability ? { from: options.capability } : {}],
     `close ${conversationId}`,
   );
 }

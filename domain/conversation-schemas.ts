@@ -62,6 +62,8 @@ export const OpenReceiverRequest = z
     receiverId: ReceiverId,
     ttlMs: z.number().int().min(100).max(3_600_000),
     renewOnly: z.boolean().optional(),
+    /** SPEC S3.9: a thread's conversation is read only with the capability of that thread or an ancestor. */
+    from: Capability.optional(),
   })
   .strict();
 export type OpenReceiverRequest = z.infer<typeof OpenReceiverRequest>;
@@ -86,6 +88,7 @@ export const ReceiveRequest = z
     receiverId: ReceiverId,
     afterSeq: z.number().int().min(0),
     waitMs: z.number().int().min(0).max(300_000).optional(),
+    from: Capability.optional(),
   })
   .strict();
 export type ReceiveRequest = z.infer<typeof ReceiveRequest>;
@@ -99,8 +102,14 @@ export const ReceiveResult = z.discriminatedUnion('type', [
 export type ReceiveResult = z.infer<typeof ReceiveResult>;
 
 /** Give up the lease without acknowledging the last item received (S5.5). */
-export const ReleaseReceiverRequest = z.object({ receiverId: ReceiverId }).strict();
+export const ReleaseReceiverRequest = z
+  .object({ receiverId: ReceiverId, from: Capability.optional() })
+  .strict();
 export type ReleaseReceiverRequest = z.infer<typeof ReleaseReceiverRequest>;
+
+/** Close a conversation (S5.6); a thread's conversation takes it only from that thread or an ancestor. */
+export const CloseConversationRequest = z.object({ from: Capability.optional() }).strict();
+export type CloseConversationRequest = z.infer<typeof CloseConversationRequest>;
 
 /** Answer an interaction recorded in this conversation (S5.4). */
 export const ResolveNotificationRequest = z
@@ -171,6 +180,8 @@ export const ConversationOwner = z
   .object({
     rootId: ThreadId,
     threadId: ThreadId,
+    /** The thread's ancestors, the root first: they may read and close its conversation (SPEC S3.9). */
+    lineage: z.array(ThreadId).max(64).optional(),
     runKey: RunKey,
     /** SPEC S5.10: how long it is kept once its thread has ended and its backlog is not read to the end. */
     retentionMs: RetentionMs,

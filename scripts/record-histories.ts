@@ -185,6 +185,7 @@ async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
     relatedId('conversation', service.rootThreadId),
     {
       taskQueue,
+      capability: service.rootCapability,
       pollWaitMs: 2000,
     },
   );

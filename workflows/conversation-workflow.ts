@@ -27,9 +27,10 @@ import {
   releaseReceiverUpdate,
   resolveNotificationUpdate,
 } from '../domain/conversation-messages';
-import { capabilityRefusal, isSelfOrBelow } from '../domain/capability';
+import { capabilityRefusal, isSelfOrBelow, type Capability } from '../domain/capability';
 import {
   AdoptConversation,
+  CloseConversationRequest,
   OpenReceiverRequest,
   PublishReceipt,
   PublishRequest,
@@ -84,8 +85,13 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       relatedId('conversation', claim.data.owner.threadId) === input.conversationId &&
       claim.data.from.threadId === claim.data.owner.threadId &&
       capabilityRefusal(claim.data.owner.runKey, claim.data.owner.rootId, claim.data.from) === undefined;
-    if (valid) owner = claim.data.owner;
-    else log.warn('dropped a conversation claim', { conversationId: input.conversationId });
+    if (valid) {
+      owner = claim.data.owner;
+      // A lease taken before the claim without a proof the owner accepts ends, unacknowledged (S5.5):
+      // its receiver must prove itself (SPEC S3.9).
+      const holder = journal.snapshot().lease?.receiverId;
+      if (holder && readerRefusal(holderProof, 'receive')) journal.release(holder);
+    } else log.warn('dropped a conversation claim', { conversationId: input.conversationId });
   });
   /**
    * SPEC S3.9: a thread's conversation takes notifications and settlements only from that thread, or (the
@@ -104,6 +110,28 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
         `${what}: only ${owner.threadId} or its descendants may`,
       );
   };
+
+  /**
+   * SPEC S3.9: a thread's conversation is read, acknowledged and closed only by that thread or one of
+   * its ancestors (the backend holds the root's capability), proven: why `from` may not, or undefined.
+   */
+  const readerRefusal = (from: unknown, what: string): string | undefined => {
+    if (!owner) return undefined;
+    if (from === undefined)
+      return `${what}: conversation ${input.conversationId} belongs to thread ${owner.threadId}: send the capability of that thread or an ancestor`;
+    const refusal = capabilityRefusal(owner.runKey, owner.rootId, from);
+    if (refusal) return refusal;
+    const caller = (from as Capability).threadId;
+    if (caller !== owner.threadId && owner.lineage && !owner.lineage.includes(caller))
+      return `${what}: only ${owner.threadId} or its ancestors may`;
+    return undefined;
+  };
+  const checkReader = (from: unknown, what: string) => {
+    const refusal = readerRefusal(from, what);
+    if (refusal) throw new KitError(ErrorKind.PermissionDenied, refusal);
+  };
+  /** The proof the lease holder opened with, while nobody owns the conversation (see the claim). */
+  let holderProof: unknown;
 
   let ownerEndedAtMs = input.ownerEndedAtMs;
   async function publish(request: PublishRequest): Promise<PublishReceipt> {
@@ -156,13 +184,14 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     openReceiverUpdate,
     guarded((request: OpenReceiverRequest) => {
       updatesThisRun++;
-      return request.renewOnly
-        ? journal.renew(request.receiverId, Date.now())
-        : journal.openReceiver(request.receiverId, request.ttlMs, Date.now());
+      if (request.renewOnly) return journal.renew(request.receiverId, Date.now());
+      const lease = journal.openReceiver(request.receiverId, request.ttlMs, Date.now());
+      holderProof = request.from;
+      return lease;
     }),
     {
-      validator: guarded(
-        (request: OpenReceiverRequest) => void parseInput(OpenReceiverRequest, request, 'open-receiver'),
+      validator: guarded((request: OpenReceiverRequest) =>
+        checkReader(parseInput(OpenReceiverRequest, request, 'open-receiver').from, 'open-receiver'),
       ),
     },
   );
@@ -178,7 +207,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       if (!ready() && waitMs > 0) await receiveTimer.waitUntil(Date.now() + waitMs, ready);
       return journal.receive(request.receiverId, request.afterSeq, Date.now());
     }),
-    { validator: guarded((request: ReceiveRequest) => void parseInput(ReceiveRequest, request, 'receive')) },
+    {
+      validator: guarded((request: ReceiveRequest) =>
+        checkReader(parseInput(ReceiveRequest, request, 'receive').from, 'receive'),
+      ),
+    },
   );
 
   setHandler(
@@ -188,9 +221,8 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       return { released: journal.release(request.receiverId) };
     }),
     {
-      validator: guarded(
-        (request: ReleaseReceiverRequest) =>
-          void parseInput(ReleaseReceiverRequest, request, 'release-receiver'),
+      validator: guarded((request: ReleaseReceiverRequest) =>
+        checkReader(parseInput(ReleaseReceiverRequest, request, 'release-receiver').from, 'release-receiver'),
       ),
     },
   );
@@ -201,6 +233,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       updatesThisRun++;
       return journal.close();
     }),
+    {
+      validator: guarded((request?: CloseConversationRequest) =>
+        checkReader(parseInput(CloseConversationRequest, request ?? {}, 'close-conversation').from, 'close'),
+      ),
+    },
   );
 
   setHandler(

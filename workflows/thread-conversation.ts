@@ -94,6 +94,7 @@ export class ThreadConversation {
     return {
       rootId: this.authority.rootId,
       threadId: this.authority.threadId,
+      lineage: this.authority.self.lineage,
       runKey: this.authority.runKey,
       retentionMs: this.settings.retentionMs,
     };

@@ -80,7 +80,14 @@ function fillUntilRefused(journal: ConversationJournal, make: () => Notification
 test("a conversation's largest continue-as-new input stays under the budget", () => {
   const input = ConversationWorkflowInput.parse({
     conversationId,
-    owner: { rootId, threadId: rootId, runKey: 'a'.repeat(64), retentionMs: 365 * 24 * 3_600_000 },
+    owner: {
+      rootId,
+      threadId: id('thread', 999),
+      // The deepest lineage a grant allows.
+      lineage: [rootId, ...Array.from({ length: 63 }, (_, index) => id('thread', 1_000 + index))],
+      runKey: 'a'.repeat(64),
+      retentionMs: 365 * 24 * 3_600_000,
+    },
     receiveWaitMs: 300_000,
     continueAsNewAfterEvents: 40_000,
     continueAsNewAfterUpdates: 1_900,

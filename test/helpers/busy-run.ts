@@ -140,6 +140,7 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
       try {
         receiver = await ConversationNotificationReceiver.open(client, conversationId, {
           taskQueue,
+          capability: service.rootCapability,
           ttlMs: 5_000,
           pollWaitMs: 1_000,
           receiverId: `watcher-${session}`,

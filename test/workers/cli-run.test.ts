@@ -111,7 +111,10 @@ test('run releases the root conversation when it ends: watch takes it and starts
     root: { conversationId: string };
     capability: string;
   }>(run.stdout);
-  const watched = await runCli(['watch', root.conversationId, '--json', '--idle-exit', '2500'], env);
+  const watched = await runCli(['watch', root.conversationId, '--json', '--idle-exit', '2500'], {
+    ...env,
+    AGENTS_KIT_CAPABILITY: capability,
+  });
   expect(watched.stderr).toBe('');
   expect(watched.code).toBe(0);
   const items = watched.stdout

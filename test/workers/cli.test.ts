@@ -249,7 +249,13 @@ test('watch receives a conversation (interactions show their request id) and res
     },
   });
   const rootConversation = (await service.refreshRoot()).conversationId;
-  const watched = await runCli(['watch', rootConversation, '--json', '--idle-exit', '2500'], env);
+  const unproven = await runCli(['watch', rootConversation, '--idle-exit', '2500'], env);
+  expect(unproven.code).not.toBe(0);
+  expect(unproven.stderr).toContain('PermissionDenied');
+  const watched = await runCli(['watch', rootConversation, '--json', '--idle-exit', '2500'], {
+    ...env,
+    AGENTS_KIT_CAPABILITY: service.capability,
+  });
   expect(watched.code).toBe(0);
   const items = watched.stdout
     .trim()

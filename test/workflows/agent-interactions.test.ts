@@ -85,6 +85,7 @@ test('a child at depth 2 asks for approval; a receiver on the root conversation 
   const root = await service.refreshRoot();
   await using receiver = await ConversationNotificationReceiver.open(temporal.client, root.conversationId, {
     taskQueue,
+    capability: service.rootCapability,
   });
   const interaction = await nextInteraction(receiver);
   expect(interaction.body).toMatchObject({
@@ -144,6 +145,7 @@ test('an interaction whose turn is interrupted is settled as denied: no receiver
   const rootConversation = (await service.refreshRoot()).conversationId;
   await using receiver = await ConversationNotificationReceiver.open(temporal.client, rootConversation, {
     taskQueue,
+    capability: service.rootCapability,
   });
   const interaction = await nextInteraction(receiver);
   expect((await service.rootControls().interrupt(asker.id)).cancellationRequested).toBe(true);
@@ -185,7 +187,7 @@ describe('tools that need approval (S6.1)', () => {
     await using receiver = await ConversationNotificationReceiver.open(
       temporal.client,
       (await service.refreshRoot()).conversationId,
-      { taskQueue },
+      { taskQueue, capability: service.rootCapability },
     );
     const interaction = await nextInteraction(receiver);
     expect(interaction.body).toMatchObject({
@@ -212,7 +214,7 @@ describe('tools that need approval (S6.1)', () => {
     await using receiver = await ConversationNotificationReceiver.open(
       temporal.client,
       (await service.refreshRoot()).conversationId,
-      { taskQueue },
+      { taskQueue, capability: service.rootCapability },
     );
     await resolveNotification(
       temporal.client,

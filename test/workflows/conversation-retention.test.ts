@@ -4,6 +4,7 @@
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { publishNotificationsWithReceipt, resolveNotification } from '../../client/conversations';
 import { randomUUID } from 'node:crypto';
+import { ErrorKind } from '../../domain/errors';
 import { newId, relatedId } from '../../domain/ids';
 import type { ConversationNotification } from '../../domain/schemas';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
@@ -38,6 +39,7 @@ test('a finished thread’s conversation completes once it has been read to the 
   });
   const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
     taskQueue,
+    capability: service.rootCapability,
     pollWaitMs: 1_000,
   });
   const seen: ConversationNotification[] = [];
@@ -110,23 +112,39 @@ test('a receiver that starts a thread’s conversation before the thread does le
     pollWaitMs: 1_000,
   });
   const service = await attachRun(temporal.client, taskQueue, { rootThreadId });
-  // The root claimed it: its own notifications arrive, and a publish without its proof is refused.
-  let item = await early.recv();
-  while (item && item.body.type !== 'status') item = await early.recv();
+  // The root claimed it: the lease taken without proof ends, and so does that receiver (SPEC S3.9).
+  const cutOff = await kitErrorOf(
+    (async () => {
+      for (;;) await early.recv();
+    })(),
+  );
+  expect([ErrorKind.PermissionDenied, ErrorKind.Conflict]).toContain(cutOff.kind);
+  expect(await early.recv()).toBeNull();
+  await expect(
+    ConversationNotificationReceiver.open(temporal.client, conversationId, { taskQueue }),
+  ).rejects.toMatchObject({ kind: ErrorKind.PermissionDenied });
+  // With the root's capability a receiver opens at once and gets the root's own notifications.
+  await using proven = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+    capability: service.rootCapability,
+    pollWaitMs: 1_000,
+  });
+  let item = await proven.recv();
+  while (item && item.body.type !== 'status') item = await proven.recv();
   expect(item?.body).toMatchObject({ type: 'status', threadId: rootThreadId });
-  await eventually(
-    () =>
-      kitErrorOf(
+  // A publish without its proof is refused.
+  expect(
+    (
+      await kitErrorOf(
         publishNotificationsWithReceipt(
           temporal.client,
           conversationId,
           [{ body: { type: 'message', text: 'forged' } }],
           { taskQueue },
         ),
-      ),
-    (error) => error.kind === 'PermissionDenied',
-    'a publish without proof to be refused',
-  );
+      )
+    ).kind,
+  ).toBe(ErrorKind.PermissionDenied);
   await early.dispose();
   await service.shutdown();
 }, 120_000);

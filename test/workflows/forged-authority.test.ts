@@ -5,6 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { conversationSummary, resolveNotification } from '../../client/conversations';
 import { kitCall } from '../../client/errors';
+import type { Capability } from '../../domain/capability';
 import { relatedId } from '../../domain/ids';
 import { resolveInteractionUpdate } from '../../domain/messages';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
@@ -95,6 +96,7 @@ test('forged and unrelated resolvers and a forged settlement leave the approval 
   const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
   const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
     taskQueue,
+    capability: service.rootCapability,
   });
   let interaction = await receiver.recv();
   while (interaction && interaction.body.type !== 'interaction') interaction = await receiver.recv();
@@ -199,5 +201,70 @@ test('forged and unrelated resolvers and a forged settlement leave the approval 
     'root',
     'sibling',
   ]);
+  await service.shutdown();
+}, 120_000);
+
+test('a thread’s conversation is read, acknowledged and closed only with its own or an ancestor’s proof', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const root = service.rootControls();
+  const target = await root.spawn({ task: 'say something', name: 'target' });
+  const sibling = await root.spawn({ task: 'stand by', name: 'bystander' });
+  const { conversationId } = target;
+  await eventually(
+    () => conversationSummary(temporal.client, conversationId),
+    (summary) => summary.lastSeq >= 2,
+    'the target to publish',
+  );
+  const before = await conversationSummary(temporal.client, conversationId);
+  const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
+  const { closeConversation } = await import('../../client/conversations');
+  const open = (capability?: Capability) =>
+    ConversationNotificationReceiver.open(temporal.client, conversationId, {
+      taskQueue,
+      receiverId: 'the-reader',
+      ...(capability ? { capability } : {}),
+    });
+  const update = (name: string, payload: unknown) =>
+    kitCall(name, () =>
+      temporal.client.workflow.getHandle(conversationId).executeUpdate(name, { args: [payload] }),
+    );
+  const forgedRoot = { ...service.rootCapability, proof: '3'.repeat(64) };
+  const bystander = await service.capabilityOf(sibling.id);
+  const otherRun = (await attachRun(temporal.client, taskQueue)).rootCapability;
+  const refused = await Promise.all([
+    kitErrorOf(open()),
+    kitErrorOf(open(forgedRoot)),
+    kitErrorOf(open(bystander)),
+    kitErrorOf(open(otherRun)),
+    kitErrorOf(update('open-receiver', { receiverId: 'raw', ttlMs: 1_000 })),
+    kitErrorOf(update('close-conversation', {})),
+    kitErrorOf(update('close-conversation', null)),
+    kitErrorOf(closeConversation(temporal.client, conversationId, { capability: bystander })),
+  ]);
+  expect(refused.map((error) => error.kind)).toEqual(Array(8).fill('PermissionDenied'));
+  expect(await conversationSummary(temporal.client, conversationId)).toEqual(before);
+
+  // The thread itself may read its conversation, and so may its ancestors (the root).
+  await (await open(await service.capabilityOf(target.id))).dispose();
+  const reader = await open(service.rootCapability);
+  expect((await reader.recv())?.seq).toBe(1);
+  expect((await reader.recv())?.seq).toBe(2); // acknowledges seq 1
+  // Knowing the lease holder's id is not enough: receive and release want the proof too.
+  const asHolder = await Promise.all([
+    kitErrorOf(update('receive', { receiverId: 'the-reader', afterSeq: 2, waitMs: 0 })),
+    kitErrorOf(update('receive', { receiverId: 'the-reader', afterSeq: 2, waitMs: 0, from: bystander })),
+    kitErrorOf(update('release-receiver', { receiverId: 'the-reader' })),
+    kitErrorOf(update('open-receiver', { receiverId: 'the-reader', ttlMs: 100, renewOnly: true })),
+  ]);
+  expect(asHolder.map((error) => error.kind)).toEqual(Array(4).fill('PermissionDenied'));
+  const held = await conversationSummary(temporal.client, conversationId);
+  expect(held).toMatchObject({ acknowledgedThrough: 1, closed: false });
+  expect(held.leaseHolder).not.toBeNull();
+  await reader.dispose();
+  expect(
+    await closeConversation(temporal.client, conversationId, { capability: service.rootCapability }),
+  ).toMatchObject({
+    closed: true,
+  });
   await service.shutdown();
 }, 120_000);

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createActivities } from '../../activities';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { conversationSummary } from '../../client/conversations';
+import type { ThreadService } from '../../client/thread-service';
 import { publishSignal } from '../../domain/conversation-messages';
 import type { ConversationNotification, ScriptStepShape } from '../../domain/schemas';
 import { receiveMany } from '../helpers/conversations';
@@ -29,9 +30,14 @@ const describeItem = ({ body }: ConversationNotification): string =>
       : body.type;
 
 /** The conversation's `count` notifications, received in order, and that it holds no other. */
-async function conversationOf(conversationId: string, count: number): Promise<string[]> {
+async function conversationOf(
+  service: ThreadService,
+  conversationId: string,
+  count: number,
+): Promise<string[]> {
   await using receiver = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
     taskQueue,
+    capability: service.rootCapability,
   });
   const items = (await receiveMany(receiver, count)).map(describeItem);
   expect((await conversationSummary(temporal.client, conversationId)).lastSeq).toBe(count);
@@ -71,7 +77,7 @@ test('a turn’s start, reply and end reach the conversation in order, once each
   await untilTurns(service, thread.id, 2);
   const expected = ['turn-start: turn 1', 'first', 'turn-end: turn 1 completed'];
   expected.push('turn-start: turn 2', 'second', 'turn-end: turn 2 completed');
-  expect(await conversationOf(thread.conversationId, expected.length)).toEqual(expected);
+  expect(await conversationOf(service, thread.conversationId, expected.length)).toEqual(expected);
   const perTask = await publishSignalsPerTask(thread.id);
   expect(perTask.every((count) => count === 1)).toBe(true);
   // Six notifications, fewer signals: a turn of a scripted reply starts and ends in one task.
@@ -88,7 +94,7 @@ test('an interrupted turn still publishes its end, with what it published before
   await eventually(async () => slow.started.includes(label), Boolean, 'the tool to start');
   await service.rootControls().interrupt(thread.id);
   expect((await untilTurns(service, thread.id, 1)).latestTurn?.status).toBe('interrupted');
-  expect(await conversationOf(thread.conversationId, 2)).toEqual([
+  expect(await conversationOf(service, thread.conversationId, 2)).toEqual([
     'turn-start: turn 1',
     'turn-interrupted: turn 1 interrupted',
   ]);

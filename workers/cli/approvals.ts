@@ -80,6 +80,7 @@ export async function streamConversation(options: {
   const { resolveNotification } = await import('../../client/conversations');
   await using receiver = await ConversationNotificationReceiver.open(client, options.conversationId, {
     taskQueue: options.taskQueue,
+    capability: options.capability,
   });
   while (!signal.aborted) {
     const item = await receiver.recv({ signal }).catch((error: unknown) => {

@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { ThreadService } from '../../client/thread-service';
 import { ErrorKind, KitError } from '../../domain/errors';
-import { parseId, type ThreadId } from '../../domain/ids';
+import type { Capability } from '../../domain/capability';
+import { parseId, relatedId, type ThreadId } from '../../domain/ids';
 import type { EnvironmentConfig } from '../config';
 
 // The Temporal SDK and the client API are loaded when a command connects, not when the command line is
@@ -76,4 +77,24 @@ export function rootCapabilityOf(session: CliSession, rootId: ThreadId): string 
 export async function reopenRoot(session: CliSession, rootId: ThreadId): Promise<ThreadService> {
   const { ThreadService } = await import('../../client/thread-service');
   return ThreadService.reopen(session.client, rootId, rootCapabilityOf(session, rootId));
+}
+
+/**
+ * The capability a conversation is read with (SPEC S3.9): its tree's root capability, from
+ * AGENTS_KIT_CAPABILITY and the root its thread names; none without the variable or for a conversation
+ * of no thread (a standalone one needs none, a thread's then answers PermissionDenied).
+ */
+export async function readerCapabilityOf(
+  session: CliSession,
+  conversationId: string,
+): Promise<Capability | undefined> {
+  const runKey = session.config.AGENTS_KIT_CAPABILITY;
+  if (!runKey) return undefined;
+  const { rootCapability } = await import('../../domain/capability');
+  const { threadQuery } = await import('../../domain/messages');
+  const thread = await session.client.workflow
+    .getHandle(relatedId('thread', conversationId))
+    .query(threadQuery)
+    .catch(() => undefined);
+  return thread ? rootCapability(runKey, thread.rootId) : undefined;
 }

@@ -1,9 +1,10 @@
 import { Command } from 'commander';
+import { ErrorKind, KitError } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
 import { formatNotification } from '../format';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions, withConnectionOptions } from '../options';
-import { withSession } from '../session';
+import { readerCapabilityOf, withSession } from '../session';
 
 const WatchOptions = ConnectionOptions.extend({
   limit: intFlag(1, Number.MAX_SAFE_INTEGER).optional(),
@@ -13,7 +14,8 @@ const WatchOptions = ConnectionOptions.extend({
 /**
  * `agents-kit watch <conversationId>`: the exclusive receiver of a conversation (SPEC S5.3): prints each
  * notification as it arrives; receiving the next acknowledges the previous passive one; Ctrl-C releases
- * the lease without acknowledging the last item.
+ * the lease without acknowledging the last item. A thread's conversation is read with its root's
+ * capability in AGENTS_KIT_CAPABILITY (SPEC S3.9).
  */
 export function watchCommand(output: CliOutput): Command {
   return withConnectionOptions(
@@ -27,8 +29,16 @@ export function watchCommand(output: CliOutput): Command {
     const id = parseId('conversation', conversationId, 'conversationId');
     await withSession(configFrom(options), async (session) => {
       const { ConversationNotificationReceiver } = await import('../../../client/conversation-receiver');
+      const capability = await readerCapabilityOf(session, id);
       await using receiver = await ConversationNotificationReceiver.open(session.client, id, {
         taskQueue: session.config.AGENTS_KIT_TASK_QUEUE,
+        ...(capability ? { capability } : {}),
+      }).catch((error: unknown) => {
+        if (capability || !(error instanceof KitError && error.kind === ErrorKind.PermissionDenied)) throw error;
+        throw new KitError(
+          ErrorKind.PermissionDenied,
+          `${error.message}: set AGENTS_KIT_CAPABILITY to the root capability \`agents-kit run\` printed`,
+        );
       });
       const stop = new AbortController();
       const onSignal = () => stop.abort();
