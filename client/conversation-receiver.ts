@@ -105,7 +105,14 @@ export class ConversationNotificationReceiver
     );
     const handle = conversationHandle(client, id);
     return new ConversationNotificationReceiver(
-      new ConversationSource(handle, id, lease, options.capability, options.pollWaitMs, options.pollRetries ?? 5),
+      new ConversationSource(
+        handle,
+        id,
+        lease,
+        options.capability,
+        options.pollWaitMs,
+        options.pollRetries ?? 5,
+      ),
     );
   }
 

@@ -32,7 +32,9 @@ export const releaseReceiverUpdate = defineUpdate<{ released: boolean }, [Releas
   'release-receiver',
 );
 /** Close the conversation: drain-only for receivers, publishing refused (S5.6). */
-export const closeConversationUpdate = defineUpdate<CloseResult, [CloseConversationRequest?]>('close-conversation');
+export const closeConversationUpdate = defineUpdate<CloseResult, [CloseConversationRequest?]>(
+  'close-conversation',
+);
 /** Answer an interaction of a standalone conversation (S5.4); a thread's is answered at its thread. */
 export const resolveNotificationUpdate = defineUpdate<InteractionResolution, [ResolveNotificationRequest]>(
   'resolve-notification',

@@ -34,7 +34,8 @@ export function watchCommand(output: CliOutput): Command {
         taskQueue: session.config.AGENTS_KIT_TASK_QUEUE,
         ...(capability ? { capability } : {}),
       }).catch((error: unknown) => {
-        if (capability || !(error instanceof KitError && error.kind === ErrorKind.PermissionDenied)) throw error;
+        if (capability || !(error instanceof KitError && error.kind === ErrorKind.PermissionDenied))
+          throw error;
         throw new KitError(
           ErrorKind.PermissionDenied,
           `${error.message}: set AGENTS_KIT_CAPABILITY to the root capability \`agents-kit run\` printed`,
