@@ -243,7 +243,9 @@ class ConversationSource implements NotificationSource {
           return result;
         } catch (error) {
           const kitError = toKitError(error, `receive from ${this.conversationId}`);
-          if (!kitError.retryable || failures >= this.pollRetries || this.closed) {
+          // Every long-poll slot of the conversation taken (workflows/poll-slots.ts): nothing happened.
+          const later = (kitError.details as { retryLater?: boolean } | undefined)?.retryLater === true;
+          if ((!kitError.retryable && !later) || failures >= this.pollRetries || this.closed) {
             return { type: 'error', error: kitError };
           }
           failures++;

@@ -22,6 +22,8 @@ import { ConversationId, newId, parseId, relatedId, RequestId, ThreadId } from '
 import { NotificationBody } from '../domain/schemas';
 import type { conversationWorkflow, ConversationWorkflowInput } from '../workflows/conversation-workflow';
 import { kitCall } from './errors';
+import { checkUpdateBytes, maxPublishUpdateBytes } from '../domain/answer-bounds';
+import { jsonBytes } from '../domain/bytes';
 import { executeUpdate } from './updates';
 import { Capability } from '../domain/capability';
 import { resolveInteractionUpdate } from '../domain/messages';
@@ -88,14 +90,14 @@ function toDrafts(notifications: readonly NotificationDraftInput[]): Notificatio
 /** How many bytes of drafts travel in one signal, well under Temporal's 2 MiB payload limit. */
 const publishBatchBytes = 1024 * 1024;
 
-/** Splits drafts into batches of at most `size` items and about {@link publishBatchBytes} bytes. */
-function batches<Item>(items: readonly Item[], size: number): Item[][] {
+/** Splits drafts into batches of at most `size` items and about `maxBytes` bytes. */
+function batches<Item>(items: readonly Item[], size: number, maxBytes = publishBatchBytes): Item[][] {
   const result: Item[][] = [];
   let current: Item[] = [];
   let bytes = 0;
   for (const item of items) {
-    const itemBytes = JSON.stringify(item).length;
-    if (current.length > 0 && (current.length >= size || bytes + itemBytes > publishBatchBytes)) {
+    const itemBytes = jsonBytes(item);
+    if (current.length > 0 && (current.length >= size || bytes + itemBytes > maxBytes)) {
       result.push(current);
       current = [];
       bytes = 0;
@@ -155,7 +157,10 @@ export async function publishNotification(
   return draft!;
 }
 
-/** Publishes up to 1,000 notifications and waits for their seqs; a closed conversation answers Closed. */
+/**
+ * Publishes notifications and waits for their seqs, in updates of up to 1,000 drafts and
+ * {@link maxPublishUpdateBytes}; a closed conversation answers Closed.
+ */
 export async function publishNotificationsWithReceipt(
   client: Client,
   conversationId: string,
@@ -166,19 +171,28 @@ export async function publishNotificationsWithReceipt(
   const mirror = options.mirrorInteractionsTo
     ? parseId('conversation', options.mirrorInteractionsTo, 'mirrorInteractionsTo')
     : undefined;
+  const receipt: PublishReceipt = { seqs: [], duplicates: 0 };
+  // Each update's arguments are sent back in the task that takes it, so one stays small (SPEC S3.10).
   const drafts = toDrafts(notifications);
-  return kitCall(`publish to ${id}`, () =>
-    client.workflow.executeUpdateWithStart(publishUpdate, {
-      args: [
-        {
-          notifications: drafts,
-          ...(mirror ? { mirrorInteractionsTo: mirror } : {}),
-          ...(options.capability ? { from: options.capability } : {}),
-        },
-      ],
-      startWorkflowOperation: conversationStartOperation(id, options),
-    }),
-  );
+  // None is refused by the workflow's own check (Protocol), not answered here.
+  const groups = drafts.length ? batches(drafts, publishBatchSize, maxPublishUpdateBytes - 1024) : [drafts];
+  for (const batch of groups) {
+    const request = {
+      notifications: batch,
+      ...(mirror ? { mirrorInteractionsTo: mirror } : {}),
+      ...(options.capability ? { from: options.capability } : {}),
+    };
+    checkUpdateBytes(request, 'publish', maxPublishUpdateBytes);
+    const { seqs, duplicates } = await kitCall(`publish to ${id}`, () =>
+      client.workflow.executeUpdateWithStart(publishUpdate, {
+        args: [request],
+        startWorkflowOperation: conversationStartOperation(id, options),
+      }),
+    );
+    receipt.seqs.push(...seqs);
+    receipt.duplicates += duplicates;
+  }
+  return receipt;
 }
 
 /** Which interaction to resolve: a received notification, or its thread and request ids. */
@@ -223,6 +237,7 @@ export async function resolveNotification(
   if (options.capability) {
     const capability = parseInput(Capability, options.capability, 'capability');
     const request = { requestId, answer: checkedAnswer, ...(options.name ? { name: options.name } : {}) };
+    checkUpdateBytes(request, 'resolve request');
     return executeUpdate(
       client.workflow.getHandle(threadId),
       resolveInteractionUpdate,
@@ -231,6 +246,7 @@ export async function resolveNotification(
     );
   }
   const origin = relatedId('conversation', threadId);
+  checkUpdateBytes({ requestId, answer: checkedAnswer }, 'resolve request');
   return executeUpdate(
     conversationHandle(client, origin),
     resolveNotificationUpdate,

@@ -1,3 +1,4 @@
+import { checkUpdateBytes } from '../domain/answer-bounds';
 import { type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import {
@@ -76,6 +77,7 @@ export class ThreadControls {
   async spawn(request: SpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(SpawnRequest, request, 'spawn request');
     const once = { ...parsed, requestId: parsed.requestId ?? newId('request', randomUUID) };
+    checkUpdateBytes(once, 'spawn request');
     return executeUpdate(this.handle, spawnUpdate, [this.capability, once], 'spawn');
   }
 
@@ -83,6 +85,7 @@ export class ThreadControls {
   async spawnRemote(request: RemoteSpawnRequestInput): Promise<AgentThread> {
     const parsed = parseInput(RemoteSpawnRequest, request, 'spawn request');
     const once = { ...parsed, requestId: parsed.requestId ?? newId('request', randomUUID) };
+    checkUpdateBytes(once, 'spawn request');
     return executeUpdate(this.handle, spawnRemoteUpdate, [this.capability, once], 'spawnRemote');
   }
 
@@ -90,7 +93,7 @@ export class ThreadControls {
   async sendMessage(request: SendMessageRequestInput): Promise<InterAgentMessage> {
     const parsed = parseInput(SendMessageRequest, request, 'message');
     // One update to the recipient's own workflow, which numbers its mailbox (SPEC S3.1).
-    return outsideTheRun(
+    const receipt = await outsideTheRun(
       executeUpdate(
         this.ownerOf(parsed.recipient),
         sendMessageUpdate,
@@ -99,6 +102,8 @@ export class ThreadControls {
       ),
       parsed.recipient,
     );
+    // The recipient answers without the content, which the sender has (SPEC S3.10).
+    return { ...receipt, content: parsed.content };
   }
 
   /** SPEC S4.4: the thread, or null when it is not in the caller's subtree. */

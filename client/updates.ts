@@ -14,11 +14,11 @@ function refusedBeforeDelivery(error: unknown): boolean {
     const code = (current as { code?: unknown }).code;
     // The root run refused it in its validator while continuing as new: nothing happened, try again.
     const details = (current as { details?: unknown[] }).details;
-    if (
-      Array.isArray(details) &&
-      (details[0] as { retryAfterContinueAsNew?: boolean } | undefined)?.retryAfterContinueAsNew
-    )
-      return true;
+    // Or every long-poll slot of the workflow is taken (workflows/poll-slots.ts): try again shortly.
+    const refusal = Array.isArray(details)
+      ? (details[0] as { retryAfterContinueAsNew?: boolean; retryLater?: boolean } | undefined)
+      : undefined;
+    if (refusal?.retryAfterContinueAsNew || refusal?.retryLater) return true;
     if (code === 9 && /workflow task failure/i.test(current.message)) return true;
     // Too many updates in flight is worth a retry; a message too large for the server never is.
     if (code === 8 && !/larger than max|size limit|too large/i.test(current.message)) return true;

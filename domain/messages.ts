@@ -35,11 +35,13 @@ export const spawnUpdate = defineUpdate<AgentThread, [Capability, SpawnRequest]>
 export const spawnRemoteUpdate = defineUpdate<AgentThread, [Capability, RemoteSpawnRequest]>(
   updateNameOf('spawn-remote'),
 );
+/** A sent message as its recipient answers it: the sender has the content (SPEC S3.10: answers stay small). */
+export type MessageReceipt = Omit<InterAgentMessage, 'content'>;
 /**
  * SPEC S4.3: send an inter-agent message. Served by the recipient's own workflow (SPEC S3.1), which
  * numbers it: a sub-agent's, or the root run for the root.
  */
-export const sendMessageUpdate = defineUpdate<InterAgentMessage, [Capability, SendMessageRequest]>(
+export const sendMessageUpdate = defineUpdate<MessageReceipt, [Capability, SendMessageRequest]>(
   updateNameOf('send-message'),
 );
 /** SPEC S3.7: drain the root's mailbox, in order and once. */

@@ -1,4 +1,4 @@
-import type { ReconcileRequest, ReconcileResult, ShutdownReport } from './control';
+import type { ReconcileRequest, ReconcileResult, ShutdownReport, ThreadEvent } from './control';
 import { relatedId, type ThreadId } from './ids';
 import { maxWaitingBytes, maxWaitingMessages } from './mailbox';
 import { type Admission, type Placement, RunAdmission } from './run-admission';
@@ -201,6 +201,20 @@ export class RootRunState {
   /** SPEC S4.4: the caller's subtree, the caller first, then in spawn order. */
   list(scope: ControlScope): AgentThread[] {
     return this.registry.list(scope);
+  }
+
+  /** Applies an agent's (proven) report about itself. */
+  applyEvent(event: ThreadEvent): void {
+    switch (event.type) {
+      case 'turn-start':
+        return this.turnStarted(event.threadId, event.turn, event.at);
+      case 'turn-end':
+        if (event.spentTokens) this.spent(event.threadId, event.spentTokens);
+        return this.turnEnded(event.threadId, event.outcome, event.nextStatus);
+      case 'thread-end':
+        if (event.unusedTokens) this.refund(event.threadId, event.unusedTokens);
+        return this.threadEnded(event.threadId, event.status, event.at, true);
+    }
   }
 
   /** A turn of `threadId` started. Events about terminal threads or older turns are ignored. */

@@ -42,6 +42,7 @@ import {
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, relatedId } from '../domain/ids';
 import { auditOf } from '../domain/conversation-audit';
+import { checkUpdateBytes, maxPublishUpdateBytes } from '../domain/answer-bounds';
 import {
   continuationOf,
   ConversationWorkflowInput,
@@ -51,6 +52,7 @@ import {
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
+import { PollSlots } from './poll-slots';
 
 export { ConversationWorkflowInput } from './conversation-input';
 
@@ -73,6 +75,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   let handingOver = false;
   let updatesThisRun = 0;
   const receiveTimer = new KeptTimer();
+  const slots = new PollSlots();
 
   let owner = input.owner;
   // A receiver may have started this conversation before its thread did: the thread then claims it,
@@ -174,9 +177,10 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       return publish(request);
     }),
     {
-      validator: guarded((request: PublishRequest) =>
-        checkSender(parseInput(PublishRequest, request, 'publish').from, 'publish'),
-      ),
+      validator: guarded((request: PublishRequest) => {
+        checkSender(parseInput(PublishRequest, request, 'publish').from, 'publish');
+        checkUpdateBytes(request, 'publish', maxPublishUpdateBytes);
+      }),
     },
   );
 
@@ -198,19 +202,22 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
 
   setHandler(
     receiveUpdate,
-    guarded(async (request: ReceiveRequest) => {
-      updatesThisRun++;
-      const lease = journal.renew(request.receiverId, Date.now());
-      const waitMs = Math.min(request.waitMs ?? input.receiveWaitMs, Math.floor(lease.ttlMs / 2));
-      const ready = () => handingOver || journal.hasNewsFor(request.receiverId, request.afterSeq);
-      // One timer serves the long-polls of a busy receiver.
-      if (!ready() && waitMs > 0) await receiveTimer.waitUntil(Date.now() + waitMs, ready);
-      return journal.receive(request.receiverId, request.afterSeq, Date.now());
-    }),
+    guarded((request: ReceiveRequest) =>
+      slots.hold(async () => {
+        updatesThisRun++;
+        const lease = journal.renew(request.receiverId, Date.now());
+        const waitMs = Math.min(request.waitMs ?? input.receiveWaitMs, Math.floor(lease.ttlMs / 2));
+        const ready = () => handingOver || journal.hasNewsFor(request.receiverId, request.afterSeq);
+        // One timer serves the long-polls of a busy receiver.
+        if (!ready() && waitMs > 0) await receiveTimer.waitUntil(Date.now() + waitMs, ready);
+        return journal.receive(request.receiverId, request.afterSeq, Date.now());
+      }),
+    ),
     {
-      validator: guarded((request: ReceiveRequest) =>
-        checkReader(parseInput(ReceiveRequest, request, 'receive').from, 'receive'),
-      ),
+      validator: guarded((request: ReceiveRequest) => {
+        checkReader(parseInput(ReceiveRequest, request, 'receive').from, 'receive');
+        slots.check('receive');
+      }),
     },
   );
 
@@ -255,6 +262,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     {
       validator: guarded((request: ResolveNotificationRequest) => {
         parseInput(ResolveNotificationRequest, request, 'resolve-notification');
+        checkUpdateBytes(request, 'resolve-notification');
         // SPEC S3.1: a thread's interactions are answered by the thread that asked, not here.
         if (owner)
           throw new KitError(

@@ -8,6 +8,7 @@ import {
   type InteractionResolution,
   type RememberedResolution,
 } from '../domain/conversation-schemas';
+import { checkUpdateBytes } from '../domain/answer-bounds';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { relatedId } from '../domain/ids';
 import { resolveInteractionUpdate } from '../domain/messages';
@@ -50,6 +51,7 @@ export class PendingInteractions {
         validator: guarded((capability: unknown, request: unknown) => {
           this.lifetime?.refuseWhileReleasing();
           this.check(capability, parseInput(ResolveInteractionRequest, request, 'resolve request'));
+          checkUpdateBytes(request, 'resolve request');
         }),
       },
     );

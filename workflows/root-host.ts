@@ -11,7 +11,6 @@ import {
   type ControlResults,
   type ReconcileResult,
   type ShutdownReport,
-  type ThreadEvent,
 } from '../domain/control';
 import { jsonBytes } from '../domain/bytes';
 import { carryBudgetBytes } from '../domain/run-snapshot';
@@ -32,6 +31,8 @@ import { RunLifetime } from './run-lifetime';
 import { rootControlsFor, waitForTurns } from './root-controls';
 import type { AgentControls } from './kernel';
 import { ThreadStarter } from './thread-starter';
+import type { AnswerBudget } from './answer-budget';
+import { fittedAnswer } from '../domain/answer-bounds';
 
 /**
  * Performs control operations for a root run (SPEC S4): decisions are made synchronously on the
@@ -77,6 +78,7 @@ export class RootHost {
       continueAsNewAfterEvents: number;
       runKey: string;
       operations: number;
+      answers: AnswerBudget;
     },
     carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
       queued: [],
@@ -249,6 +251,14 @@ export class RootHost {
     rawOperation: unknown,
   ): Promise<ControlResults[keyof ControlResults]> {
     const operation = parseInput(ControlOperation, rawOperation, 'control operation');
+    // SPEC S3.10: an answer fits one payload, and the answers of one workflow task fit the task.
+    return this.options.answers.fit(fittedAnswer(operation.type, await this.operate(scope, operation)));
+  }
+
+  private async operate(
+    scope: ControlScope,
+    operation: ControlOperation,
+  ): Promise<ControlResults[keyof ControlResults]> {
     switch (operation.type) {
       case 'spawn':
         return this.spawn(scope, operation.request, undefined);
@@ -300,20 +310,6 @@ export class RootHost {
         this.perform({ type: 'respond', callerId: request.from.threadId, response });
       })(),
     );
-  }
-
-  /** Applies an agent's report about itself. */
-  applyEvent(event: ThreadEvent): void {
-    switch (event.type) {
-      case 'turn-start':
-        return this.state.turnStarted(event.threadId, event.turn, event.at);
-      case 'turn-end':
-        if (event.spentTokens) this.state.spent(event.threadId, event.spentTokens);
-        return this.state.turnEnded(event.threadId, event.outcome, event.nextStatus);
-      case 'thread-end':
-        if (event.unusedTokens) this.state.refund(event.threadId, event.unusedTokens);
-        return this.state.threadEnded(event.threadId, event.status, event.at, true);
-    }
   }
 
   /** No background side effect is in flight. */

@@ -33,6 +33,9 @@ import { ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadWatch } from './thread-watch';
+import { AnswerBudget } from './answer-budget';
+import { PollSlots } from './poll-slots';
+import { fittedAnswer, fittedThreads } from '../domain/answer-bounds';
 
 /**
  * Hosts one root run (SPEC S3.1): the registry, grant, counters, budget and root mailbox live here and
@@ -65,7 +68,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         now: new Date().toISOString(),
       });
   const rootScope: ControlScope = { rootId: state.rootId, threadId: state.rootId };
-  const watch = new ThreadWatch(resume?.watch);
+  // One budget for the answers of the run's updates, the watch's and the host's, and one set of
+  // long-poll slots for the watch's polls and clients' waits (SPEC S3.10).
+  const answers = new AnswerBudget();
+  const slots = new PollSlots();
+  const watch = new ThreadWatch(resume?.watch, answers, slots);
   let ending: 'completed' | 'cancelled' | undefined;
   const host: RootHost = new RootHost(
     state,
@@ -89,6 +96,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       continueAsNewAfterEvents: input.continueAsNewAfterEvents,
       runKey: input.runKey,
       operations: resume?.operations ?? 0,
+      answers,
     },
     resume,
   );
@@ -137,21 +145,29 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     resume?.loop ?? { turn: 0, turnRequested: true, memory: {}, idleSince: null },
   );
 
-  registerRootUpdates(host, state, authority, {
-    finish: (status) => {
-      ending ??= status;
-      return host.shutdown();
+  registerRootUpdates(
+    host,
+    state,
+    authority,
+    {
+      finish: (status) => {
+        ending ??= status;
+        return host.shutdown();
+      },
     },
-  });
+    slots,
+  );
   // Queries answer only a proven caller (SPEC S3.9); their answers carry any KitError as a value.
   const scopeOf = (capability: unknown) => {
     const caller = authority.caller(capability);
     return { rootId: caller.rootId, threadId: caller.threadId };
   };
   setHandler(loadThreadQuery, (capability, threadId) =>
-    answerQuery(() => state.load(scopeOf(capability), threadId)),
+    answerQuery(() => fittedAnswer('load-thread', state.load(scopeOf(capability), threadId))),
   );
-  setHandler(listThreadsQuery, (capability) => answerQuery(() => state.list(scopeOf(capability))));
+  setHandler(listThreadsQuery, (capability) =>
+    answerQuery(() => fittedThreads(state.list(scopeOf(capability)))),
+  );
   setHandler(runStateQuery, (capability) =>
     answerQuery(() => {
       if (scopeOf(capability).threadId !== state.rootId)
@@ -182,7 +198,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       log.warn('dropped a thread event without a valid proof of its thread', { rootId: state.rootId });
       return;
     }
-    host.applyEvent(report.data.event);
+    state.applyEvent(report.data.event);
     showStatus();
   });
   watch.register();

@@ -2,7 +2,8 @@ import { setHandler } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 
 import { ReconcileRequest, type ControlOperationInput, type ShutdownReport } from '../domain/control';
-import { controlOperations } from '../domain/operations';
+import { checkUpdateBytes } from '../domain/answer-bounds';
+import { controlOperations, WaitRequest } from '../domain/operations';
 import type { Capability } from '../domain/capability';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
@@ -18,10 +19,12 @@ import {
   spawnUpdate,
   takeRootMessagesUpdate,
   waitUpdate,
+  type MessageReceipt,
 } from '../domain/messages';
 import type { RootRunState } from '../domain/run-state';
-import { SendMessageRequest, type ControlScope, type InterAgentMessage } from '../domain/schemas';
+import { SendMessageRequest, type ControlScope } from '../domain/schemas';
 import { guarded } from './failures';
+import { longPollMs, type PollSlots } from './poll-slots';
 import { updateKey } from './run-lifetime';
 import type { RootHost } from './root-host';
 import type { ThreadAuthority } from './thread-authority';
@@ -36,6 +39,7 @@ export function registerRootUpdates(
   state: RootRunState,
   authority: ThreadAuthority,
   root: { finish(status: 'completed' | 'cancelled'): Promise<ShutdownReport> },
+  slots: PollSlots,
 ): void {
   /** The proven caller's scope. */
   const scopeOf = (capability: unknown): ControlScope => {
@@ -65,7 +69,6 @@ export function registerRootUpdates(
   const requestOperations = [
     [spawnUpdate, 'spawn', 'spawn request'],
     [spawnRemoteUpdate, 'spawn-remote', 'spawn request'],
-    [waitUpdate, 'wait', 'wait request'],
   ] as const;
   for (const [update, type, what] of requestOperations) {
     const schema = controlOperations[type].args.request;
@@ -75,23 +78,48 @@ export function registerRootUpdates(
         host.execute(scopeOf(capability), { type, request } as ControlOperationInput),
       ),
       {
-        validator: guarded(
-          (scope: unknown, request: unknown) => void (validScope(scope), parseInput(schema, request, what)),
-        ),
+        validator: guarded((scope: unknown, request: unknown) => {
+          validScope(scope);
+          parseInput(schema, request, what);
+          checkUpdateBytes(request, what);
+        }),
       },
     );
   }
+  // A client's wait holds one of the run's few update slots: it answers within longPollMs (`resume`) and
+  // the client waits again for the time left (SPEC S3.10).
+  setHandler(
+    waitUpdate,
+    counted((capability, raw) =>
+      slots.hold(async () => {
+        const request = parseInput(WaitRequest, raw, 'wait request');
+        const timeoutMs = Math.min(request.timeoutMs, longPollMs);
+        const result = await host.execute(scopeOf(capability), {
+          type: 'wait',
+          request: { ...request, timeoutMs },
+        });
+        return result.timedOut && timeoutMs < request.timeoutMs ? { ...result, resume: true } : result;
+      }),
+    ),
+    {
+      validator: guarded((scope: unknown, request: unknown) => {
+        validScope(scope);
+        parseInput(WaitRequest, request, 'wait request');
+        slots.check('wait');
+      }),
+    },
+  );
   setHandler(
     sendMessageUpdate,
     counted(async (capability, request) => {
       // A retry whose first attempt landed on an earlier run of this root gets that attempt's message.
       const key = updateKey();
-      const earlier = host.recent.find(key, request) as Omit<InterAgentMessage, 'content'> | undefined;
-      if (earlier) return { ...earlier, content: request.content };
+      const earlier = host.recent.find(key, request) as MessageReceipt | undefined;
+      if (earlier) return earlier;
       const message = await host.execute(scopeOf(capability), { type: 'send-message', request });
-      const { content: _content, ...remembered } = message;
-      host.recent.remember(key, request, remembered);
-      return message;
+      const { content: _content, ...receipt } = message;
+      host.recent.remember(key, request, receipt);
+      return receipt;
     }),
     {
       validator: guarded((capability: unknown, request: unknown) => {

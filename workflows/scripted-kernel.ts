@@ -7,7 +7,8 @@ type ScriptedSpec = Extract<KernelSpec, { type: 'scripted' }>;
 /**
  * The deterministic kernel: turn n plays script n (the last script repeats). `send.to` and `wait.on`
  * name `parent`, `root`, `self`, a label given by an earlier `spawn … as`, or a thread id. `{{last}}` in
- * a text is the previous step's result (text, or JSON), `{{inbox}}` the contents of this turn's messages.
+ * a text is the previous step's result (text, or JSON), `{{inbox}}` the contents of this turn's messages
+ * (in a reply, a message, a prompt, and a spawn's task, instructions and history).
  * `reply.tokens` stands in for a model's token usage, so budgets can be exercised without a model.
  */
 export class ScriptedKernel implements Kernel {
@@ -26,9 +27,10 @@ export class ScriptedKernel implements Kernel {
           last = render(await context.runTool(step.tool, step.input));
           break;
         case 'spawn': {
+          const request = filledRequest(step.request, fill);
           const thread = step.remoteTarget
-            ? await context.controls.spawnRemote({ ...step.request, target: step.remoteTarget })
-            : await context.controls.spawn(step.request);
+            ? await context.controls.spawnRemote({ ...request, target: step.remoteTarget })
+            : await context.controls.spawn(request);
           if (step.as) context.memory[`label:${step.as}`] = thread.id;
           last = thread.id;
           break;
@@ -93,3 +95,17 @@ function resolve(context: TurnContext, target: string): string {
 
 const render = (value: unknown): string =>
   typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null');
+
+type SpawnStep = Extract<ScriptStepShape, { type: 'spawn' }>;
+
+/** A spawn request with `fill` applied to its task, instructions and history texts. */
+function filledRequest(request: SpawnStep['request'], fill: (text: string) => string): SpawnStep['request'] {
+  return {
+    ...request,
+    task: fill(request.task),
+    ...(request.instructions === undefined ? {} : { instructions: fill(request.instructions) }),
+    ...(request.history
+      ? { history: request.history.map((entry) => ({ ...entry, text: fill(entry.text) })) }
+      : {}),
+  };
+}

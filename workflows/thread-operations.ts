@@ -47,7 +47,8 @@ export class ThreadOperations {
       sendMessageUpdate,
       guarded((capability: Capability, request: SendMessageRequest) => {
         this.lifetime.count();
-        return this.send(capability, request, updateKey());
+        const { content: _content, ...receipt } = this.send(capability, request, updateKey());
+        return receipt;
       }),
       {
         validator: guarded((capability: unknown, request: unknown) => {

@@ -1,5 +1,6 @@
 import { condition, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import { jsonBytes, utf8Length } from '../domain/bytes';
+import { clipToBytes } from '../domain/carry-bounds';
 import type { ThreadId } from '../domain/ids';
 import type { AgentSpec, AgentThread } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
@@ -39,7 +40,7 @@ export class ThreadStarter {
    * `failed`). Under the byte bound the start command is issued at once, in the caller's task.
    */
   async start(thread: AgentThread, lineage: readonly ThreadId[], spec: AgentSpec): Promise<void> {
-    const staticDetails = `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${thread.task}`;
+    const staticDetails = `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${clipToBytes(thread.task, 2_048, 'the start details')}`;
     const input = { thread, lineage: [...lineage], spec, ...this.settings() };
     const bytes = jsonBytes([input]) + utf8Length(staticDetails);
     const fits = () => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight;

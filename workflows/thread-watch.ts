@@ -5,6 +5,8 @@ import { parseInput } from '../domain/errors';
 import { carriedResultBytes, clipOutcome } from '../domain/carry-bounds';
 import { firstTurnUpdate, watchThreadUpdate } from '../domain/messages';
 import { isTerminal, type AgentThread, type TurnOutcome } from '../domain/schemas';
+import { AnswerBudget } from './answer-budget';
+import { longPollMs, PollSlots } from './poll-slots';
 import { guarded } from './failures';
 
 /** How many recent changes a thread keeps for subscribers that fall behind. */
@@ -22,8 +24,6 @@ const withClippedResult = (
   what = 'an older change',
 ): ThreadChange =>
   change.latestTurn ? { ...change, latestTurn: clipOutcome(change.latestTurn, maxBytes, what) } : change;
-/** How long one long-poll waits before answering "nothing new": it must not hold an update slot forever. */
-const pollMs = 20_000;
 
 /**
  * A thread's observable history for subscribers (SPEC S4.5): every status or turn change gets a version;
@@ -35,7 +35,13 @@ export class ThreadWatch {
   private firstTurn: TurnOutcome | undefined;
   private releasing = false;
 
-  constructor(snapshot?: WatchSnapshot) {
+  constructor(
+    snapshot?: WatchSnapshot,
+    /** SPEC S3.10: many subscribers answered at once must not pass the task's limit. */
+    private readonly answers = new AnswerBudget(),
+    /** Long-polls take one of the workflow's few update slots each (SPEC S3.10). */
+    private readonly slots = new PollSlots(),
+  ) {
     this.changes = [...(snapshot?.changes ?? [])];
     this.firstTurn = snapshot?.firstTurn;
   }
@@ -79,30 +85,36 @@ export class ThreadWatch {
   register(): void {
     setHandler(
       watchThreadUpdate,
-      guarded(async (afterVersion: number): Promise<ThreadChanges> => {
-        const terminal = () => this.changes.some((change) => isTerminal(change.status));
-        await condition(() => this.version > afterVersion || terminal() || this.releasing, pollMs);
-        const changes = this.changes.filter((change) => change.version > afterVersion);
-        return { changes, terminal: terminal(), resume: this.releasing };
-      }),
+      guarded((afterVersion: number) =>
+        this.slots.hold(async (): Promise<ThreadChanges> => {
+          const terminal = () => this.changes.some((change) => isTerminal(change.status));
+          await condition(() => this.version > afterVersion || terminal() || this.releasing, longPollMs);
+          const changes = this.changes.filter((change) => change.version > afterVersion);
+          return this.answers.fit({ changes, terminal: terminal(), resume: this.releasing });
+        }),
+      ),
       {
-        validator: guarded(
-          (afterVersion: unknown) => void parseInput(z.number().int().min(0), afterVersion, 'afterVersion'),
-        ),
+        validator: guarded((afterVersion: unknown) => {
+          parseInput(z.number().int().min(0), afterVersion, 'afterVersion');
+          this.slots.check('watch-thread');
+        }),
       },
     );
     setHandler(
       firstTurnUpdate,
-      guarded(async (): Promise<TurnOutcome | null> => {
-        await condition(
-          () =>
-            this.firstTurn !== undefined ||
-            this.changes.some((change) => isTerminal(change.status)) ||
-            this.releasing,
-          pollMs,
-        );
-        return this.firstTurn ?? null;
-      }),
+      guarded(() =>
+        this.slots.hold(async (): Promise<TurnOutcome | null> => {
+          await condition(
+            () =>
+              this.firstTurn !== undefined ||
+              this.changes.some((change) => isTerminal(change.status)) ||
+              this.releasing,
+            longPollMs,
+          );
+          return this.answers.fit(this.firstTurn ?? null);
+        }),
+      ),
+      { validator: guarded(() => this.slots.check('first-turn')) },
     );
   }
 

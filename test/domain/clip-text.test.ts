@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { clipJsonBytes, jsonBytes } from '../../domain/bytes';
 import { carriedResultBytes, fitMemory } from '../../domain/carry-bounds';
 import { clipText } from '../../domain/run-snapshot';
@@ -80,4 +81,34 @@ test('fitMemory drops entries oldest first, the transcript last, until the memor
   expect(Object.keys(fitMemory(memory, 1_200))).toEqual(['transcript', 'paths']);
   expect(Object.keys(fitMemory(memory, 600))).toEqual(['transcript']);
   expect(fitMemory(memory, 100)).toEqual({});
+});
+
+/** The plain definition clipJsonBytes must agree with: the longest start that fits, by binary search. */
+function clipByDefinition(text: string, maxBytes: number, note: (cut: number) => string): string {
+  if (jsonBytes(text) <= maxBytes) return text;
+  const start = (length: number) =>
+    length > 0 && (text.charCodeAt(length - 1) & 0xfc00) === 0xd800
+      ? text.slice(0, length - 1)
+      : text.slice(0, length);
+  const clipped = (length: number) => start(length) + note(text.length - start(length).length);
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (jsonBytes(clipped(middle)) <= maxBytes) low = middle;
+    else high = middle - 1;
+  }
+  return clipped(low);
+}
+
+test('clipJsonBytes keeps the longest start that fits, for any text (property, 500 runs)', () => {
+  const note = (cut: number) => `… [${cut} more]`;
+  const unit = fc.constantFrom('a', '"', '\\', '\n', '\u0001', 'é', '✓', '😀', '\ud800', '\udc00', ' ');
+  fc.assert(
+    fc.property(fc.array(unit, { maxLength: 400 }), fc.integer({ min: 0, max: 1_200 }), (units, maxBytes) => {
+      const text = units.join('');
+      expect(clipJsonBytes(text, maxBytes, note)).toBe(clipByDefinition(text, maxBytes, note));
+    }),
+    { numRuns: 500 },
+  );
 });
