@@ -158,7 +158,7 @@ export class ThreadControls {
       try {
         answer = await whenStarted(() =>
           withDeadline(this.handle.client, watchDeadlineMs, () =>
-            executeUpdate(handle, watchThreadUpdate, [version], 'subscribeThread'),
+            executeUpdate(handle, watchThreadUpdate, [version, this.capability], 'subscribeThread'),
           ),
         );
       } catch (error) {
@@ -190,7 +190,9 @@ export class ThreadControls {
     for (;;) {
       let first: TurnOutcome | null;
       try {
-        first = await whenStarted(() => executeUpdate(handle, firstTurnUpdate, [], 'subscribeFirstTurn'));
+        first = await whenStarted(() =>
+          executeUpdate(handle, firstTurnUpdate, [this.capability], 'subscribeFirstTurn'),
+        );
       } catch (error) {
         if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;
         first = (await this.loadThread(id))?.firstTurn ?? null;

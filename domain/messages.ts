@@ -99,10 +99,13 @@ export const completeRootUpdate = defineUpdate<ShutdownReport, [Capability]>('co
 /** SPEC S3.6: resolve an uncertain spawn. */
 export const reconcileUpdate = defineUpdate<ReconcileResult, [Capability, ReconcileRequest]>('reconcile');
 
-/** SPEC S4.5: long-poll a thread's changes after a version (served by the thread's own workflow). */
-export const watchThreadUpdate = defineUpdate<ThreadChanges, [number]>('watch-thread');
+/**
+ * SPEC S4.5: long-poll a thread's changes after a version (served by the thread's own workflow), with
+ * the capability of the thread or an ancestor (SPEC S3.9: a long-poll takes one of its few update slots).
+ */
+export const watchThreadUpdate = defineUpdate<ThreadChanges, [number, Capability]>('watch-thread');
 /** SPEC S4.5: the first turn's retained outcome, or null when the thread ended without one. */
-export const firstTurnUpdate = defineUpdate<TurnOutcome | null, []>('first-turn');
+export const firstTurnUpdate = defineUpdate<TurnOutcome | null, [Capability]>('first-turn');
 /**
  * SPEC S5.4: answer one of the thread's pending interactions. Served by the thread's own workflow (the
  * agent that asked, SPEC S3.1), which wakes and then settles the item in its conversation.

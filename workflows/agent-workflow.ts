@@ -202,7 +202,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   });
   setHandler(mailboxQuery, () => ({ received: mailbox.view() }));
   setHandler(threadQuery, () => thread);
-  watch.register();
+  watch.register(authority);
   if (!resume) watch.record(thread);
 
   const exit = await loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: () => lifetime.due });

@@ -201,7 +201,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     state.applyEvent(report.data.event);
     showStatus();
   });
-  watch.register();
+  watch.register(authority);
   showStatus();
 
   const pastHistoryLimit = () => host.lifetime.due;

@@ -51,6 +51,12 @@ export class ThreadAuthority {
     if (!allowed) throw denied(`thread ${caller.threadId} may only interrupt its descendants, not ${path}`);
   }
 
+  /** SPEC S4.5: a thread is watched by itself and its ancestors (whose subtree it is in). */
+  checkMayWatch(caller: Capability): void {
+    if (caller.threadId !== this.threadId && !isAncestorOf(caller, this.self.lineage))
+      throw denied(`thread ${caller.threadId} may not watch ${this.threadId}: it is not in its subtree`);
+  }
+
   /** SPEC S5.4, S5.9: a thread's interactions are answered for it by itself or an ancestor. */
   checkMayResolve(caller: Capability, path: string): void {
     if (caller.threadId !== this.threadId && !isAncestorOf(caller, this.self.lineage))

@@ -8,6 +8,7 @@ import { isTerminal, type AgentThread, type TurnOutcome } from '../domain/schema
 import { AnswerBudget } from './answer-budget';
 import { longPollMs, PollSlots } from './poll-slots';
 import { guarded } from './failures';
+import type { ThreadAuthority } from './thread-authority';
 
 /** How many recent changes a thread keeps for subscribers that fall behind. */
 const changeLogLimit = 64;
@@ -81,8 +82,9 @@ export class ThreadWatch {
     this.releasing = true;
   }
 
-  /** Registers the `watch-thread` and `first-turn` updates. */
-  register(): void {
+  /** Registers the `watch-thread` and `first-turn` updates, for callers `authority` admits. */
+  register(authority: ThreadAuthority): void {
+    const checkCaller = (capability: unknown) => authority.checkMayWatch(authority.caller(capability));
     setHandler(
       watchThreadUpdate,
       guarded((afterVersion: number) =>
@@ -94,8 +96,9 @@ export class ThreadWatch {
         }),
       ),
       {
-        validator: guarded((afterVersion: unknown) => {
+        validator: guarded((afterVersion: unknown, capability: unknown) => {
           parseInput(z.number().int().min(0), afterVersion, 'afterVersion');
+          checkCaller(capability);
           this.slots.check('watch-thread');
         }),
       },
@@ -114,7 +117,12 @@ export class ThreadWatch {
           return this.answers.fit(this.firstTurn ?? null);
         }),
       ),
-      { validator: guarded(() => this.slots.check('first-turn')) },
+      {
+        validator: guarded((capability: unknown) => {
+          checkCaller(capability);
+          this.slots.check('first-turn');
+        }),
+      },
     );
   }
 

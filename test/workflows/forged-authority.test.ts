@@ -204,7 +204,7 @@ test('forged and unrelated resolvers and a forged settlement leave the approval 
   await service.shutdown();
 }, 120_000);
 
-test('a thread’s conversation is read, acknowledged and closed only with its own or an ancestor’s proof', async () => {
+test('a thread’s conversation is read, acknowledged and closed, and the thread watched, only with its own or an ancestor’s proof', async () => {
   const service = await attachRun(temporal.client, taskQueue);
   const root = service.rootControls();
   const target = await root.spawn({ task: 'say something', name: 'target' });
@@ -243,6 +243,20 @@ test('a thread’s conversation is read, acknowledged and closed only with its o
   ]);
   expect(refused.map((error) => error.kind)).toEqual(Array(8).fill('PermissionDenied'));
   expect(await conversationSummary(temporal.client, conversationId)).toEqual(before);
+  // Watching the thread itself (a long-poll takes one of its few update slots) wants the proof too.
+  const watch = (name: string, args: unknown[]) =>
+    kitCall(name, () =>
+      temporal.client.workflow.getHandle(target.id).executeUpdate(name, { args: args as [unknown] }),
+    );
+  const watchers = await Promise.all([
+    kitErrorOf(watch('watch-thread', [0])),
+    kitErrorOf(watch('watch-thread', [0, bystander])),
+    kitErrorOf(watch('watch-thread', [0, forgedRoot])),
+    kitErrorOf(watch('first-turn', [])),
+    kitErrorOf(watch('first-turn', [otherRun])),
+  ]);
+  expect(watchers.map((error) => error.kind)).toEqual(Array(5).fill('PermissionDenied'));
+  expect((await root.subscribeFirstTurn(target.id)).status).toBe('completed');
 
   // The thread itself may read its conversation, and so may its ancestors (the root).
   await (await open(await service.capabilityOf(target.id))).dispose();
