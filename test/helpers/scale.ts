@@ -1,5 +1,5 @@
 /**
- * The three S7.3 scale scenarios (issue 8, item 6), shared by the reduced test
+ * The four S7.3 scale scenarios (issue 8, item 6), shared by the reduced test
  * (`test/workflows/scale.test.ts`) and the full-size script (`scripts/scale.ts`). Each returns what it
  * observed; callers assert on it (the test) or print it (the script).
  */
