@@ -42,7 +42,7 @@ import {
 } from '../domain/schemas';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { kitCall } from './errors';
-import { executeUpdate } from './updates';
+import { executeUpdate, longPoll } from './updates';
 
 /**
  * The control operations of SPEC S4, bound to one caller's capability (SPEC S3.9). Each goes straight
@@ -125,7 +125,7 @@ export class ThreadControls {
   async wait(request: WaitRequestInput): Promise<WaitResult> {
     const parsed = parseInput(WaitRequest, request, 'wait request');
     return waitAcrossRuns(parsed, (once) =>
-      executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait'),
+      longPoll(() => executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait')),
     );
   }
 
@@ -158,7 +158,9 @@ export class ThreadControls {
       try {
         answer = await whenStarted(() =>
           withDeadline(this.handle.client, watchDeadlineMs, () =>
-            executeUpdate(handle, watchThreadUpdate, [version, this.capability], 'subscribeThread'),
+            longPoll(() =>
+              executeUpdate(handle, watchThreadUpdate, [version, this.capability], 'subscribeThread'),
+            ),
           ),
         );
       } catch (error) {
@@ -191,7 +193,7 @@ export class ThreadControls {
       let first: TurnOutcome | null;
       try {
         first = await whenStarted(() =>
-          executeUpdate(handle, firstTurnUpdate, [this.capability], 'subscribeFirstTurn'),
+          longPoll(() => executeUpdate(handle, firstTurnUpdate, [this.capability], 'subscribeFirstTurn')),
         );
       } catch (error) {
         if (!(error instanceof KitError && error.kind === ErrorKind.Closed)) throw error;

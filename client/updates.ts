@@ -81,3 +81,23 @@ async function notFoundOrClosed(handle: WorkflowHandle, error: Error, context: s
         { cause: error },
       );
 }
+
+/**
+ * Runs a long-poll until a workflow has a slot for it: every long-poll slot taken (QuotaExceeded,
+ * `retryLater`, workflows/poll-slots.ts) is waited out however long the slots stay busy, since a
+ * subscriber or a waiter has nothing better to do; every other outcome is the call's.
+ */
+export async function longPoll<Result>(call: () => Promise<Result>): Promise<Result> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      const later =
+        error instanceof KitError &&
+        error.kind === ErrorKind.QuotaExceeded &&
+        (error.details as { retryLater?: boolean } | undefined)?.retryLater === true;
+      if (!later) throw error;
+      await new Promise((done) => setTimeout(done, 500 + Math.floor(Math.random() * 1_000)));
+    }
+  }
+}
