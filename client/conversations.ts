@@ -159,7 +159,8 @@ export async function publishNotification(
 
 /**
  * Publishes notifications and waits for their seqs, in updates of up to 1,000 drafts and
- * {@link maxPublishUpdateBytes}; a closed conversation answers Closed.
+ * {@link maxPublishUpdateBytes}; a closed conversation answers Closed. When a later update fails, the
+ * earlier ones stay published: publishing the same drafts again (same ids) counts them as duplicates.
  */
 export async function publishNotificationsWithReceipt(
   client: Client,
