@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { APICallError, type JSONSchema7 } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { agentToolDescriptions, agentToolInputs, agentToolNames } from '../domain/agent-tools';
+import { agentTools, agentToolNames } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { allTools } from '../domain/schemas';
 import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
@@ -55,8 +55,8 @@ export function createModelActivities(dependencies: {
   // cost ~0.6 ms of each model call.
   const agentSpecs: ToolSpec[] = agentToolNames.map((name) => ({
     name,
-    description: agentToolDescriptions[name],
-    inputSchema: z.toJSONSchema(agentToolInputs[name]) as JSONSchema7,
+    description: agentTools[name].description,
+    inputSchema: z.toJSONSchema(agentTools[name].input) as JSONSchema7,
   }));
   const userSpecs = new Map<string, ToolSpec>(
     tools.map((candidate) => [

@@ -2,11 +2,21 @@ import { z } from 'zod';
 import { ThreadName } from './schemas';
 
 /**
- * The agent-control tools a model sees (SPEC S4): names, descriptions and zod inputs. The same schemas
- * describe the tools to the provider (as JSON Schema) and parse the model's calls in workflow code.
+ * The agent-control tools a model sees (SPEC S4): name, description and zod input of each. Each is the
+ * `tool` of one row of the operation table (`domain/operations.ts`), which is where the model's tool
+ * list, the tools' operations and their lookups are derived: a tool exists because a row names it. The
+ * same schema describes the tool to the provider (as JSON Schema) and parses the model's calls.
  */
-export const agentToolInputs = {
-  spawn_agent: z
+export interface AgentToolDefinition {
+  name: string;
+  description: string;
+  input: z.ZodType;
+}
+
+export const spawnAgentTool = {
+  name: 'spawn_agent',
+  description: 'Start a sub-agent that works on a task in parallel. Returns its id and path.',
+  input: z
     .object({
       task: z.string().min(1).describe('What the new sub-agent must do, self-contained.'),
       name: ThreadName.optional().describe('Short lowercase name, unique among your live children.'),
@@ -18,7 +28,12 @@ export const agentToolInputs = {
         .describe('How much of your conversation the sub-agent starts with.'),
     })
     .strict(),
-  send_agent_message: z
+} as const satisfies AgentToolDefinition;
+
+export const sendAgentMessageTool = {
+  name: 'send_agent_message',
+  description: 'Send a message to another agent of your tree (your parent or your descendants).',
+  input: z
     .object({
       recipient: z
         .string()
@@ -27,7 +42,13 @@ export const agentToolInputs = {
       trigger_turn: z.boolean().optional().describe('Start a turn on an idle recipient now.'),
     })
     .strict(),
-  wait_agents: z
+} as const satisfies AgentToolDefinition;
+
+export const waitAgentsTool = {
+  name: 'wait_agents',
+  description:
+    "Wait until one of the given agents finishes a turn; returns each one's status and latest result.",
+  input: z
     .object({
       ids: z.array(z.string()).min(1).describe('Thread ids to wait for.'),
       timeout_ms: z
@@ -39,21 +60,22 @@ export const agentToolInputs = {
         .describe('Default 30000; 0 returns a snapshot.'),
     })
     .strict(),
-  list_agents: z.object({}).strict(),
-  interrupt_agent: z.object({ id: z.string() }).strict(),
-  close_agent: z.object({ id: z.string() }).strict(),
-} as const;
-export type AgentToolName = keyof typeof agentToolInputs;
+} as const satisfies AgentToolDefinition;
 
-export const agentToolDescriptions: Record<AgentToolName, string> = {
-  spawn_agent: 'Start a sub-agent that works on a task in parallel. Returns its id and path.',
-  send_agent_message: 'Send a message to another agent of your tree (your parent or your descendants).',
-  wait_agents:
-    "Wait until one of the given agents finishes a turn; returns each one's status and latest result.",
-  list_agents: 'List the agents in your subtree (id, path, status).',
-  interrupt_agent: 'Stop the running turn of one of your descendants; it stays alive.',
-  close_agent: 'End one of your descendants and its subtree.',
-};
+export const listAgentsTool = {
+  name: 'list_agents',
+  description: 'List the agents in your subtree (id, path, status).',
+  input: z.object({}).strict(),
+} as const satisfies AgentToolDefinition;
 
-export const agentToolNames = Object.keys(agentToolInputs) as AgentToolName[];
-export const isAgentToolName = (name: string): name is AgentToolName => name in agentToolInputs;
+export const interruptAgentTool = {
+  name: 'interrupt_agent',
+  description: 'Stop the running turn of one of your descendants; it stays alive.',
+  input: z.object({ id: z.string() }).strict(),
+} as const satisfies AgentToolDefinition;
+
+export const closeAgentTool = {
+  name: 'close_agent',
+  description: 'End one of your descendants and its subtree.',
+  input: z.object({ id: z.string() }).strict(),
+} as const satisfies AgentToolDefinition;

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import type { AgentToolName } from './agent-tools';
+import {
+  closeAgentTool,
+  interruptAgentTool,
+  listAgentsTool,
+  sendAgentMessageTool,
+  spawnAgentTool,
+  waitAgentsTool,
+  type AgentToolDefinition,
+} from './agent-tools';
 import { ThreadId } from './ids';
 import {
   AgentThread,
@@ -63,7 +71,7 @@ interface OperationRow {
   /** The operation's arguments beside its `type`. */
   args: z.ZodRawShape;
   /** The model tool that performs it (SPEC S4: the same semantics for a model, a client, a workflow). */
-  tool?: AgentToolName;
+  tool?: AgentToolDefinition;
   /** The Temporal update a client calls on the owner's workflow (its wire name; stable). */
   update?: string;
   /** The Temporal query a client reads it with instead, when it changes nothing. */
@@ -79,19 +87,19 @@ const threadIdArg = { threadId: z.string() };
  * adding an operation is one row and the compiler names every place that must handle it.
  */
 export const controlOperations = {
-  spawn: { owner: 'root', args: { request: SpawnRequest }, tool: 'spawn_agent', update: 'spawn' },
+  spawn: { owner: 'root', args: { request: SpawnRequest }, tool: spawnAgentTool, update: 'spawn' },
   'spawn-remote': { owner: 'root', args: { request: RemoteSpawnRequest }, update: 'spawn-remote' },
   'send-message': {
     owner: 'recipient',
     args: { request: SendMessageRequest },
-    tool: 'send_agent_message',
+    tool: sendAgentMessageTool,
     update: 'send-message',
   },
+  wait: { owner: 'root', args: { request: WaitRequest }, tool: waitAgentsTool, update: 'wait' },
   'load-thread': { owner: 'root', args: threadIdArg, query: 'load-thread' },
-  'list-threads': { owner: 'root', args: {}, tool: 'list_agents', query: 'list-threads' },
-  wait: { owner: 'root', args: { request: WaitRequest }, tool: 'wait_agents', update: 'wait' },
-  interrupt: { owner: 'target', args: threadIdArg, tool: 'interrupt_agent', update: 'interrupt' },
-  close: { owner: 'root', args: threadIdArg, tool: 'close_agent', update: 'close-thread' },
+  'list-threads': { owner: 'root', args: {}, tool: listAgentsTool, query: 'list-threads' },
+  interrupt: { owner: 'target', args: threadIdArg, tool: interruptAgentTool, update: 'interrupt' },
+  close: { owner: 'root', args: threadIdArg, tool: closeAgentTool, update: 'close-thread' },
   /** A model call's tokens charged to the budget (a thread without an allowance). */
   charge: { owner: 'root', args: { tokens: z.number().int().min(0).max(1e12) } },
   /** SPEC S6.4: set tokens aside for a thread to spend without asking per model call. */
@@ -158,17 +166,25 @@ export function ownerOf(operation: ControlOperation, rootId: ThreadId): string {
   }
 }
 
-type ToolsInTable = Extract<Operations[OperationType], { tool: string }>['tool'];
-/** Compile-time: every model tool is a row's tool (an unlisted tool makes this a type error). */
-const everyToolHasAnOperation: Record<Exclude<AgentToolName, ToolsInTable>, never> = {};
-void everyToolHasAnOperation;
+/** The rows that have a model tool, and the tools' definitions. */
+type ToolRow = Extract<Operations[OperationType], { tool: AgentToolDefinition }>;
+type ToolOf<Name> = Extract<ToolRow['tool'], { name: Name }>;
+/** The model's agent-control tools: exactly the table's rows' tools. */
+export type AgentToolName = ToolRow['tool']['name'];
+
+/** Each model tool, by name, with the operation it performs: derived from the table. */
+export const agentTools = Object.fromEntries(
+  operationTypes.flatMap((type) => {
+    const row: OperationRow = controlOperations[type];
+    return row.tool ? [[row.tool.name, { ...row.tool, operation: type }]] : [];
+  }),
+) as { [Name in AgentToolName]: ToolOf<Name> & { operation: OperationType } };
+export const agentToolNames = Object.keys(agentTools) as AgentToolName[];
+export const isAgentToolName = (name: string): name is AgentToolName => Object.hasOwn(agentTools, name);
 
 /** The operation each model tool performs, from the table. */
 export const toolOperations = Object.fromEntries(
-  operationTypes.flatMap((type) => {
-    const row: OperationRow = controlOperations[type];
-    return row.tool ? [[row.tool, type]] : [];
-  }),
+  agentToolNames.map((name) => [name, agentTools[name].operation]),
 ) as Record<AgentToolName, OperationType>;
 
 /** The wire name of an operation's client update (stable: renaming one breaks running workflows). */

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { agentToolInputs, isAgentToolName, type AgentToolName } from '../domain/agent-tools';
+import { agentTools, isAgentToolName, type AgentToolName } from '../domain/operations';
 import { kitErrorFromFailure, parseInput } from '../domain/errors';
 import type { AgentSpec, AgentThread, InterAgentMessage } from '../domain/schemas';
 import { clipOutput, TranscriptEntry, trimTranscript, type ModelCallOutput } from '../domain/transcript';
@@ -186,7 +186,7 @@ async function runAgentTool(
   });
   switch (name) {
     case 'spawn_agent': {
-      const input = parseInput(agentToolInputs.spawn_agent, rawInput, 'spawn_agent input');
+      const input = parseInput(agentTools.spawn_agent.input, rawInput, 'spawn_agent input');
       const fork = input.fork ?? 'none';
       const thread = await controls.spawn({
         task: input.task,
@@ -201,7 +201,7 @@ async function runAgentTool(
       return brief(thread);
     }
     case 'send_agent_message': {
-      const input = parseInput(agentToolInputs.send_agent_message, rawInput, 'send_agent_message input');
+      const input = parseInput(agentTools.send_agent_message.input, rawInput, 'send_agent_message input');
       const message = await controls.sendMessage({
         recipient: input.recipient,
         content: input.content,
@@ -210,7 +210,7 @@ async function runAgentTool(
       return { message_id: message.id, seq: message.seq };
     }
     case 'wait_agents': {
-      const input = parseInput(agentToolInputs.wait_agents, rawInput, 'wait_agents input');
+      const input = parseInput(agentTools.wait_agents.input, rawInput, 'wait_agents input');
       const result = await controls.wait({ threadIds: input.ids, timeoutMs: input.timeout_ms ?? 30_000 });
       return {
         timed_out: result.timedOut,
@@ -224,15 +224,15 @@ async function runAgentTool(
       };
     }
     case 'list_agents':
-      parseInput(agentToolInputs.list_agents, rawInput, 'list_agents input');
+      parseInput(agentTools.list_agents.input, rawInput, 'list_agents input');
       return (await controls.listThreads()).map(brief);
     case 'interrupt_agent':
       return controls.interrupt(
-        parseInput(agentToolInputs.interrupt_agent, rawInput, 'interrupt_agent input').id,
+        parseInput(agentTools.interrupt_agent.input, rawInput, 'interrupt_agent input').id,
       );
     case 'close_agent':
       return (
-        await controls.close(parseInput(agentToolInputs.close_agent, rawInput, 'close_agent input').id)
+        await controls.close(parseInput(agentTools.close_agent.input, rawInput, 'close_agent input').id)
       ).map(brief);
   }
 }

@@ -1,6 +1,5 @@
 // SPEC S4 / issue 17: one table of control operations; the union, routing, tools and update names come
 // from it.
-import { agentToolNames } from '../../domain/agent-tools';
 import { ErrorKind, parseInput } from '../../domain/errors';
 import { sendMessageUpdate, spawnUpdate, waitUpdate } from '../../domain/messages';
 import {
@@ -9,6 +8,9 @@ import {
   operationOwners,
   operationTypes,
   ownerOf,
+  agentToolNames,
+  agentTools,
+  isAgentToolName,
   toolOperations,
 } from '../../domain/operations';
 import { kitErrorOf } from '../helpers/run-state';
@@ -17,9 +19,26 @@ const root = `thread_${'0'.repeat(32)}` as const;
 const child = `thread_${'1'.repeat(32)}` as const;
 
 test('every model tool performs the operation the table names, and every operation has an owner', () => {
-  expect(Object.keys(toolOperations).sort()).toEqual([...agentToolNames].sort());
-  for (const tool of agentToolNames)
-    expect((controlOperations[toolOperations[tool]] as { tool?: string }).tool).toBe(tool);
+  // The model's tools are exactly the rows' tools, each performing its own row's operation.
+  const rowsWithTools = operationTypes.filter((type) => 'tool' in controlOperations[type]);
+  expect(agentToolNames).toHaveLength(rowsWithTools.length);
+  for (const tool of agentToolNames) {
+    expect((controlOperations[toolOperations[tool]] as { tool?: { name: string } }).tool?.name).toBe(tool);
+    expect(agentTools[tool].operation).toBe(toolOperations[tool]);
+  }
+  expect(agentToolNames).toEqual([
+    'spawn_agent',
+    'send_agent_message',
+    'wait_agents',
+    'list_agents',
+    'interrupt_agent',
+    'close_agent',
+  ]);
+  expect([
+    isAgentToolName('spawn_agent'),
+    isAgentToolName('toString'),
+    isAgentToolName('word_count'),
+  ]).toEqual([true, false, false]);
   for (const type of operationTypes) expect(['root', 'recipient', 'target']).toContain(operationOwners[type]);
 });
 
