@@ -154,6 +154,15 @@ export const operationOwners = Object.fromEntries(
   operationTypes.map((type) => [type, controlOperations[type].owner]),
 ) as { [Type in OperationType]: Operations[Type]['owner'] };
 
+/** The operations a thread's own workflow owns (SPEC S3.1: its mailbox, its running turn), from the table. */
+export type ThreadOperationType = {
+  [Type in OperationType]: Operations[Type]['owner'] extends 'root' ? never : Type;
+}[OperationType];
+export type ThreadOperation = Extract<ControlOperation, { type: ThreadOperationType }>;
+/** Whether a thread's own workflow owns `operation` (the root run owns every other). */
+export const isThreadOperation = (operation: ControlOperation): operation is ThreadOperation =>
+  operationOwners[operation.type] !== 'root';
+
 /** The workflow id that owns `operation` in the run of `rootId` (thread workflow ids are thread ids). */
 export function ownerOf(operation: ControlOperation, rootId: ThreadId): string {
   switch (operationOwners[operation.type]) {

@@ -11,6 +11,12 @@ import type { ControlTransport } from './control-transport';
 import { guarded } from './failures';
 import { updateKey, type RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
+import { isThreadOperation } from '../domain/operations';
+
+/** A thread operation with no case above: a compile error, since the table gave it to threads. */
+const unhandled = (operation: never): never => {
+  throw new KitError(ErrorKind.InvalidState, `unhandled thread operation ${JSON.stringify(operation)}`);
+};
 
 /** What a thread's operations act on. */
 export interface ThreadOperationPorts {
@@ -163,6 +169,12 @@ export class ThreadOperations {
     const { operation } = request;
     this.ports.track(
       this.transport.respond(request, async () => {
+        if (!isThreadOperation(operation))
+          throw new KitError(
+            ErrorKind.InvalidState,
+            `${operation.type} is an operation of the root run, not of thread ${this.authority.threadId}`,
+          );
+        // Every operation the table gives a thread's workflow is handled here (the compiler checks).
         switch (operation.type) {
           case 'send-message': {
             const { content: _content, ...withoutContent } = this.send(request.from, operation.request, key);
@@ -171,10 +183,7 @@ export class ThreadOperations {
           case 'interrupt':
             return this.interrupt(request.from, operation.threadId, key);
           default:
-            throw new KitError(
-              ErrorKind.InvalidState,
-              `${operation.type} is an operation of the root run, not of thread ${this.authority.threadId}`,
-            );
+            return unhandled(operation);
         }
       }),
     );

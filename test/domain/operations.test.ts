@@ -11,6 +11,7 @@ import {
   agentToolNames,
   agentTools,
   isAgentToolName,
+  isThreadOperation,
   toolOperations,
 } from '../../domain/operations';
 import { kitErrorOf } from '../helpers/run-state';
@@ -48,6 +49,14 @@ test('operations go to their owner: messages to the recipient, interrupts to the
   expect(ownerOf(ControlOperation.parse({ type: 'interrupt', threadId: child }), root)).toBe(child);
   expect(ownerOf(ControlOperation.parse({ type: 'close', threadId: child }), root)).toBe(root);
   expect(ownerOf(ControlOperation.parse({ type: 'list-threads' }), root)).toBe(root);
+  // A thread's workflow takes exactly the operations the table does not give the root.
+  expect(isThreadOperation(send)).toBe(true);
+  expect(isThreadOperation(ControlOperation.parse({ type: 'interrupt', threadId: child }))).toBe(true);
+  expect(isThreadOperation(ControlOperation.parse({ type: 'close', threadId: child }))).toBe(false);
+  expect(operationTypes.filter((type) => operationOwners[type] !== 'root')).toEqual([
+    'send-message',
+    'interrupt',
+  ]);
 });
 
 test("the union takes exactly each row's arguments", () => {
