@@ -14,6 +14,7 @@ import {
   type ConversationStartOptions,
 } from './conversations';
 import { kitCall, toKitError } from './errors';
+import { refusedForNow } from './updates';
 
 /** One step of a notification source: an item, a source error (as a value), or the end of the source. */
 export type ReceiverStep =
@@ -244,7 +245,7 @@ class ConversationSource implements NotificationSource {
         } catch (error) {
           const kitError = toKitError(error, `receive from ${this.conversationId}`);
           // Every long-poll slot of the conversation taken (workflows/poll-slots.ts): nothing happened.
-          const later = (kitError.details as { retryLater?: boolean } | undefined)?.retryLater === true;
+          const later = refusedForNow(kitError);
           if ((!kitError.retryable && !later) || failures >= this.pollRetries || this.closed) {
             return { type: 'error', error: kitError };
           }

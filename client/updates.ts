@@ -82,6 +82,12 @@ async function notFoundOrClosed(handle: WorkflowHandle, error: Error, context: s
       );
 }
 
+/** Whether a workflow refused a call only for now: its long-poll slots were taken (nothing happened). */
+export const refusedForNow = (error: unknown): boolean =>
+  error instanceof KitError &&
+  error.kind === ErrorKind.QuotaExceeded &&
+  (error.details as { retryLater?: boolean } | undefined)?.retryLater === true;
+
 /**
  * Runs a long-poll until a workflow has a slot for it: every long-poll slot taken (QuotaExceeded,
  * `retryLater`, workflows/poll-slots.ts) is waited out however long the slots stay busy, since a
@@ -92,11 +98,7 @@ export async function longPoll<Result>(call: () => Promise<Result>): Promise<Res
     try {
       return await call();
     } catch (error) {
-      const later =
-        error instanceof KitError &&
-        error.kind === ErrorKind.QuotaExceeded &&
-        (error.details as { retryLater?: boolean } | undefined)?.retryLater === true;
-      if (!later) throw error;
+      if (!refusedForNow(error)) throw error;
       await new Promise((done) => setTimeout(done, 500 + Math.floor(Math.random() * 1_000)));
     }
   }
