@@ -163,6 +163,24 @@ export type ThreadOperation = Extract<ControlOperation, { type: ThreadOperationT
 export const isThreadOperation = (operation: ControlOperation): operation is ThreadOperation =>
   operationOwners[operation.type] !== 'root';
 
+/** The operations a client reaches by an update on their owner's workflow, by owner, from the table. */
+type UpdateRowType<Owner> = {
+  [Type in OperationType]: Operations[Type] extends { update: string; owner: infer Of }
+    ? Of extends Owner
+      ? Type
+      : never
+    : never;
+}[OperationType];
+/** A thread's own updates (SPEC S3.1): served by the thread's workflow, the root's by the root run's. */
+export type ThreadUpdateType = UpdateRowType<'recipient' | 'target'>;
+/** The root run's updates from the table (registry, admission, waits). */
+export type RootUpdateType = UpdateRowType<'root'>;
+const updateRows = operationTypes.filter((type) => (controlOperations[type] as OperationRow).update);
+export const threadUpdateTypes = updateRows.filter(
+  (type) => operationOwners[type] !== 'root',
+) as ThreadUpdateType[];
+export const rootUpdateTypes = updateRows.filter((type) => operationOwners[type] === 'root') as RootUpdateType[];
+
 /** The workflow id that owns `operation` in the run of `rootId` (thread workflow ids are thread ids). */
 export function ownerOf(operation: ControlOperation, rootId: ThreadId): string {
   switch (operationOwners[operation.type]) {

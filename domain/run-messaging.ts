@@ -14,7 +14,8 @@ export type MessagingSnapshot = Pick<RunSnapshot, 'rootMailbox'>;
  * other thread's mailbox is its own workflow's (SPEC S3.1).
  */
 export class RunMessaging {
-  private readonly rootMailbox: Mailbox;
+  /** The root's mailbox: the same class every thread's workflow has (SPEC S3.1). */
+  readonly rootMailbox: Mailbox;
 
   constructor(
     private readonly registry: ThreadRegistry,

@@ -1,6 +1,6 @@
 import type { ReconcileRequest, ReconcileResult, ShutdownReport, ThreadEvent } from './control';
 import { relatedId, type ThreadId } from './ids';
-import { maxWaitingBytes, maxWaitingMessages } from './mailbox';
+import { type Mailbox, maxWaitingBytes, maxWaitingMessages } from './mailbox';
 import { type Admission, type Placement, RunAdmission } from './run-admission';
 import { RunMessaging } from './run-messaging';
 import { RunShutdown } from './run-shutdown';
@@ -176,6 +176,11 @@ export class RootRunState {
     now: string,
   ): InterAgentMessage {
     return this.messaging.prepare(scope, rawRequest, messageId, now);
+  }
+
+  /** The root's own mailbox: its workflow serves client messages to it like any thread's (SPEC S3.1). */
+  get rootMailbox(): Mailbox {
+    return this.messaging.rootMailbox;
   }
 
   /** SPEC S4.3: whether the caller may message the recipient (PermissionDenied, Closed); changes nothing. */

@@ -171,7 +171,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
 
   let closedAs: ThreadStatus | undefined;
   transport.register();
-  new ThreadOperations(
+  const operations = new ThreadOperations(
     authority,
     transport,
     {
@@ -180,11 +180,12 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       closing: () => loop.stopping,
       requestTurn: () => loop.requestTurn(),
       interrupt: () => loop.interrupt(),
-      track,
     },
     recent,
     lifetime,
-  ).register();
+  );
+  operations.registerUpdates();
+  operations.registerRequests(track);
   setHandler(interruptSignal, () => void loop.interrupt());
   // Every signal handler is total (SPEC S3.10): only the root run, proven, closes a thread.
   setHandler(closeThreadSignal, (raw) => {

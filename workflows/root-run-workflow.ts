@@ -32,6 +32,7 @@ import { RootHost } from './root-host';
 import { ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
+import { ThreadOperations } from './thread-operations';
 import { ThreadWatch } from './thread-watch';
 import { AnswerBudget } from './answer-budget';
 import { PollSlots } from './poll-slots';
@@ -180,6 +181,23 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     admissionOpen: state.isAdmissionOpen,
   }));
   setHandler(threadQuery, () => state.root);
+  // The root is a thread like any other (SPEC S3.1): its mailbox and its turn take client updates through
+  // the same operations as every thread's workflow; the registry also knows whether the sender may send.
+  new ThreadOperations(
+    authority,
+    host.transport,
+    {
+      thread: () => state.root,
+      mailbox: state.rootMailbox,
+      closing: () => loop.stopping,
+      requestTurn: () => loop.requestTurn(),
+      interrupt: () => loop.interrupt(),
+      checkSender: (caller, request) =>
+        state.checkMessage({ rootId: caller.rootId, threadId: caller.threadId }, request),
+    },
+    host.recent,
+    host.lifetime,
+  ).registerUpdates();
   setHandler(interruptSignal, () => void loop.interrupt());
   host.transport.register();
   // Signals from the tree are taken only with a valid proof of the sender (SPEC S3.9); a signal cannot

@@ -1,31 +1,22 @@
 import { setHandler } from '@temporalio/workflow';
-import type { UpdateDefinition } from '@temporalio/common';
 
 import { ReconcileRequest, type ControlOperationInput, type ShutdownReport } from '../domain/control';
 import { checkUpdateBytes } from '../domain/answer-bounds';
-import { controlOperations, WaitRequest } from '../domain/operations';
-import type { Capability } from '../domain/capability';
+import { controlOperations, rootUpdateTypes, WaitRequest } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
 import {
-  closeThreadUpdate,
   completeRootUpdate,
-  interruptUpdate,
   reconcileUpdate,
   revokeGrantUpdate,
-  sendMessageUpdate,
   shutdownUpdate,
-  spawnRemoteUpdate,
-  spawnUpdate,
   takeRootMessagesUpdate,
-  waitUpdate,
-  type MessageReceipt,
 } from '../domain/messages';
 import type { RootRunState } from '../domain/run-state';
-import { SendMessageRequest, type ControlScope } from '../domain/schemas';
+import type { ControlScope } from '../domain/schemas';
 import { guarded } from './failures';
+import { registerOperationUpdates, type UpdateBody } from './operation-updates';
 import { longPollMs, type PollSlots } from './poll-slots';
-import { updateKey } from './run-lifetime';
 import type { RootHost } from './root-host';
 import type { ThreadAuthority } from './thread-authority';
 
@@ -65,74 +56,48 @@ export function registerRootUpdates(
   const validThreadId = (scope: unknown, threadId: unknown) =>
     void (validScope(scope), parseId('thread', threadId, 'threadId'));
 
-  // Operations whose whole argument is one request, checked by the table's schema (domain/operations.ts).
-  const requestOperations = [
-    [spawnUpdate, 'spawn', 'spawn request'],
-    [spawnRemoteUpdate, 'spawn-remote', 'spawn request'],
-  ] as const;
-  for (const [update, type, what] of requestOperations) {
-    const schema = controlOperations[type].args.request;
-    setHandler(
-      update as UpdateDefinition<unknown, [Capability, unknown]>,
-      counted((capability, request) =>
-        host.execute(scopeOf(capability), { type, request } as ControlOperationInput),
-      ),
-      {
-        validator: guarded((scope: unknown, request: unknown) => {
+  /** A spawn: its whole argument is one request, checked by the table's schema (domain/operations.ts). */
+  const spawnBody = (type: 'spawn' | 'spawn-remote'): UpdateBody => ({
+    check: (scope, request) => {
+      validScope(scope);
+      parseInput(controlOperations[type].args.request, request, 'spawn request');
+      checkUpdateBytes(request, 'spawn request');
+    },
+    perform: (capability, request) =>
+      host.execute(scopeOf(capability), { type, request } as ControlOperationInput),
+  });
+  // The table's root operations that clients reach by update. The root's own thread operations (its
+  // mailbox, its turn) are served like any thread's, by ThreadOperations.
+  registerOperationUpdates(
+    rootUpdateTypes,
+    {
+      spawn: spawnBody('spawn'),
+      'spawn-remote': spawnBody('spawn-remote'),
+      // A client's wait holds one of the run's few update slots: it answers within longPollMs
+      // (`resume`) and the client waits again for the time left (SPEC S3.10).
+      wait: {
+        check: (scope, request) => {
           validScope(scope);
-          parseInput(schema, request, what);
-          checkUpdateBytes(request, what);
-        }),
+          parseInput(WaitRequest, request, 'wait request');
+          slots.check('wait');
+        },
+        perform: (capability, raw) =>
+          slots.hold(async () => {
+            const request = parseInput(WaitRequest, raw, 'wait request');
+            const timeoutMs = Math.min(request.timeoutMs, longPollMs);
+            const result = await host.execute(scopeOf(capability), {
+              type: 'wait',
+              request: { ...request, timeoutMs },
+            });
+            return result.timedOut && timeoutMs < request.timeoutMs ? { ...result, resume: true } : result;
+          }),
       },
-    );
-  }
-  // A client's wait holds one of the run's few update slots: it answers within longPollMs (`resume`) and
-  // the client waits again for the time left (SPEC S3.10).
-  setHandler(
-    waitUpdate,
-    counted((capability, raw) =>
-      slots.hold(async () => {
-        const request = parseInput(WaitRequest, raw, 'wait request');
-        const timeoutMs = Math.min(request.timeoutMs, longPollMs);
-        const result = await host.execute(scopeOf(capability), {
-          type: 'wait',
-          request: { ...request, timeoutMs },
-        });
-        return result.timedOut && timeoutMs < request.timeoutMs ? { ...result, resume: true } : result;
-      }),
-    ),
-    {
-      validator: guarded((scope: unknown, request: unknown) => {
-        validScope(scope);
-        parseInput(WaitRequest, request, 'wait request');
-        slots.check('wait');
-      }),
+      close: {
+        check: validThreadId,
+        perform: (capability, threadId) => host.close(scopeOf(capability), threadId),
+      },
     },
-  );
-  setHandler(
-    sendMessageUpdate,
-    counted(async (capability, request) => {
-      // A retry whose first attempt landed on an earlier run of this root gets that attempt's message.
-      const key = updateKey();
-      const earlier = host.recent.find(key, request) as MessageReceipt | undefined;
-      if (earlier) return earlier;
-      const message = await host.execute(scopeOf(capability), { type: 'send-message', request });
-      const { content: _content, ...receipt } = message;
-      host.recent.remember(key, request, receipt);
-      return receipt;
-    }),
-    {
-      validator: guarded((capability: unknown, request: unknown) => {
-        validScope(capability);
-        const parsed = parseInput(SendMessageRequest, request, 'message');
-        // SPEC S3.1: the root run numbers only the root's mailbox; every other thread numbers its own.
-        if (parsed.recipient !== state.rootId)
-          throw new KitError(
-            ErrorKind.InvalidState,
-            `the root run takes messages for the root only: send to ${parsed.recipient}'s own workflow`,
-          );
-      }),
-    },
+    host.lifetime,
   );
   setHandler(
     takeRootMessagesUpdate,
@@ -146,34 +111,6 @@ export function registerRootUpdates(
     counted((capability) => state.revokeGrant(scopeOf(capability))),
     {
       validator: guarded((scope: unknown) => void validScope(scope)),
-    },
-  );
-  setHandler(
-    interruptUpdate,
-    counted(async (capability, threadId) => {
-      const key = updateKey();
-      const earlier = host.recent.find(key, threadId);
-      if (earlier) return earlier as Awaited<ReturnType<RootHost['interrupt']>>;
-      const receipt = await host.interrupt(scopeOf(capability), threadId);
-      host.recent.remember(key, threadId, receipt);
-      return receipt;
-    }),
-    {
-      validator: guarded((capability: unknown, threadId: unknown) => {
-        validThreadId(capability, threadId);
-        if (threadId !== state.rootId)
-          throw new KitError(
-            ErrorKind.InvalidState,
-            `the root run interrupts the root only: send the interrupt to ${String(threadId)}'s own workflow`,
-          );
-      }),
-    },
-  );
-  setHandler(
-    closeThreadUpdate,
-    counted((capability, threadId) => host.close(scopeOf(capability), threadId)),
-    {
-      validator: guarded(validThreadId),
     },
   );
   setHandler(

@@ -4,14 +4,14 @@ import { ControlRequest, type AgentInterruptReceipt } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId } from '../domain/ids';
 import type { Mailbox } from '../domain/mailbox';
-import { controlRequestSignal, interruptUpdate, sendMessageUpdate } from '../domain/messages';
+import { controlRequestSignal } from '../domain/messages';
 import type { RecentAnswerLog } from '../domain/recent-answers';
 import { isTerminal, SendMessageRequest, type AgentThread, type InterAgentMessage } from '../domain/schemas';
 import type { ControlTransport } from './control-transport';
-import { guarded } from './failures';
 import { updateKey, type RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
-import { isThreadOperation } from '../domain/operations';
+import { isThreadOperation, threadUpdateTypes, type ThreadUpdateType } from '../domain/operations';
+import { registerOperationUpdates, type UpdateBody } from './operation-updates';
 
 /** A thread operation with no case above: a compile error, since the table gave it to threads. */
 const unhandled = (operation: never): never => {
@@ -26,8 +26,8 @@ export interface ThreadOperationPorts {
   closing(): boolean;
   requestTurn(): void;
   interrupt(): { cancellationRequested: boolean; interruptedTurn?: number };
-  /** Keeps background work (answers) so the workflow waits for it before it ends or continues as new. */
-  track(work: Promise<void>): void;
+  /** More the owner checks of a sender it knows (the root run knows every thread's status). */
+  checkSender?(caller: Capability, request: SendMessageRequest): void;
 }
 
 /** A message as remembered for a retry: without its content (the retry carries it again). */
@@ -48,42 +48,41 @@ export class ThreadOperations {
     private readonly lifetime: RunLifetime,
   ) {}
 
-  register(): void {
-    setHandler(
-      sendMessageUpdate,
-      guarded((capability: Capability, request: SendMessageRequest) => {
-        this.lifetime.count();
+  /** The client updates the table gives a thread's workflow (SPEC S3.1), each checked before it acts. */
+  private readonly updates: Record<ThreadUpdateType, UpdateBody> = {
+    'send-message': {
+      check: (capability, request) => {
+        const parsed = parseInput(SendMessageRequest, request, 'message');
+        if (this.recent.find(updateKey(), parsed) === undefined) this.checkSend(capability, parsed);
+      },
+      perform: (capability, request) => {
         const { content: _content, ...receipt } = this.send(capability, request, updateKey());
         return receipt;
-      }),
-      {
-        validator: guarded((capability: unknown, request: unknown) => {
-          this.lifetime.refuseWhileReleasing();
-          const parsed = parseInput(SendMessageRequest, request, 'message');
-          if (this.recent.find(updateKey(), parsed) === undefined) this.checkSend(capability, parsed);
-        }),
       },
-    );
-    setHandler(
-      interruptUpdate,
-      guarded((capability: Capability, threadId: string) => {
-        this.lifetime.count();
-        return this.interrupt(capability, threadId, updateKey());
-      }),
-      {
-        validator: guarded((capability: unknown, threadId: unknown) => {
-          this.lifetime.refuseWhileReleasing();
-          this.checkInterrupt(capability, threadId);
-        }),
-      },
-    );
-    setHandler(controlRequestSignal, (raw) => this.accept(raw));
+    },
+    interrupt: {
+      check: (capability, threadId) => this.checkInterrupt(capability, threadId),
+      perform: (capability, threadId) => this.interrupt(capability, threadId, updateKey()),
+    },
+  };
+
+  /** Registers the thread's client updates, from the operation table. */
+  registerUpdates(): void {
+    registerOperationUpdates(threadUpdateTypes, this.updates, this.lifetime);
+  }
+
+  /**
+   * Registers `control-request`: the same operations asked by another workflow of the tree. `track` keeps
+   * each answer so the workflow waits for it before it ends or continues as new.
+   */
+  registerRequests(track: (work: Promise<void>) => void): void {
+    setHandler(controlRequestSignal, (raw) => this.accept(raw, track));
   }
 
   /** SPEC S4.3: admits a message (checked first), numbered by this mailbox. */
   private send(
     capability: Capability,
-    request: SendMessageRequest,
+    request: unknown,
     key: string | undefined,
   ): InterAgentMessage {
     const parsed = parseInput(SendMessageRequest, request, 'message');
@@ -114,6 +113,7 @@ export class ThreadOperations {
       );
     }
     this.authority.checkMayMessage(caller, thread.path);
+    this.ports.checkSender?.(caller, request);
     if (isTerminal(thread.status) || this.ports.closing()) {
       throw new KitError(
         ErrorKind.Closed,
@@ -128,7 +128,7 @@ export class ThreadOperations {
   /** SPEC S4.6: cancels the running turn (the thread stays alive) and says what it did. */
   private interrupt(
     capability: Capability,
-    threadId: string,
+    threadId: unknown,
     key: string | undefined,
   ): AgentInterruptReceipt {
     const earlier = this.recent.find(key, threadId) as AgentInterruptReceipt | undefined;
@@ -152,7 +152,7 @@ export class ThreadOperations {
    * A `control-request` from another workflow of the tree: proven senders get an answer; anything else is
    * dropped (a signal cannot be refused, and answering an unproven sender would signal whoever it names).
    */
-  private accept(raw: unknown): void {
+  private accept(raw: unknown, track: (work: Promise<void>) => void): void {
     const parsed = ControlRequest.safeParse(raw);
     if (!parsed.success) {
       log.warn('dropped a malformed control request', { threadId: this.authority.threadId });
@@ -167,7 +167,7 @@ export class ThreadOperations {
     }
     const key = `${request.from.threadId}|${request.operationId}`;
     const { operation } = request;
-    this.ports.track(
+    track(
       this.transport.respond(request, async () => {
         if (!isThreadOperation(operation))
           throw new KitError(

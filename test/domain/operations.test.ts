@@ -12,6 +12,8 @@ import {
   agentTools,
   isAgentToolName,
   isThreadOperation,
+  rootUpdateTypes,
+  threadUpdateTypes,
   toolOperations,
 } from '../../domain/operations';
 import { kitErrorOf } from '../helpers/run-state';
@@ -82,4 +84,17 @@ test('client updates carry the wire names of their rows', () => {
     'send-message',
     'wait',
   ]);
+});
+
+test("each workflow serves the client updates of the rows its owner has: a thread's, and the root run's", () => {
+  // The root run also serves the thread updates for the root thread itself (its mailbox, its turn).
+  expect(threadUpdateTypes).toEqual(['send-message', 'interrupt']);
+  expect(rootUpdateTypes).toEqual(['spawn', 'spawn-remote', 'wait', 'close']);
+  for (const type of [...threadUpdateTypes, ...rootUpdateTypes])
+    expect('update' in controlOperations[type]).toBe(true);
+  const served = new Set<string>([...threadUpdateTypes, ...rootUpdateTypes]);
+  const byQuery = operationTypes.filter((type) => 'query' in controlOperations[type]);
+  const internal = operationTypes.filter((type) => !served.has(type) && !byQuery.includes(type));
+  // Charges and reservations are the tree's own: no client update performs them.
+  expect(internal).toEqual(['charge', 'reserve']);
 });
