@@ -15,6 +15,7 @@ import {
   type ThroughputWindow,
 } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
+import { noopTool } from './step-model';
 
 const replyOnly: ScriptStepShape[][] = [[{ type: 'reply', text: 'done' }]];
 
@@ -191,9 +192,15 @@ interface AskingAgent {
   turns: number;
 }
 
+/**
+ * Each turn asks, then runs a tool with the answer: what an agent does once a person answers (its next
+ * step is an activity, a tool or a model call). The woken task schedules that activity; the turn's
+ * reply and end follow in later tasks, as they would after a real tool.
+ */
 const askEveryTurn: ScriptStepShape[][] = [
   [
     { type: 'ask', kind: 'question', prompt: 'bench question' },
+    { type: 'tool', tool: noopTool.name, input: {} },
     { type: 'reply', text: '{{last}}' },
   ],
 ];
@@ -240,7 +247,7 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
     description:
       'resolveNotification() of an agent’s question; until the agent’s task that took the answer completes',
     costNote:
-      'the resolve update on the origin conversation, its answer signal to the agent and settle signal to the root conversation, and the rest of the woken turn (reply, turn-end reports)',
+      'the resolve update to the agent that asked, its settle signals to its conversation and the root’s mirror (S5.9), and the rest of the woken turn (the tool it runs with the answer, its reply, the turn-end reports)',
     async setup(config: BenchConfig) {
       service = await attachRoot(context, 'resolve');
       for (let lane = 0; lane < config.concurrency; lane++) {

@@ -168,6 +168,11 @@ export const AgentInput = z
     /** SPEC S5.10: how long its conversation is kept after it ended (the grant's setting). */
     conversationRetentionMs: RetentionMs,
     continueAsNewAfterEvents: z.number().int().min(100).default(defaultContinueAsNewAfterEvents),
+    /**
+     * SPEC S6.4: tokens the root set aside for the thread as it started it, so its first model call
+     * needs no round trip to the root (a model-kernel thread; otherwise none).
+     */
+    allowance: z.number().int().min(0).max(1e9).optional(),
     resume: AgentResume.optional(),
   })
   .strict();

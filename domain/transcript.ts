@@ -76,10 +76,17 @@ function clippedFirst(first: TranscriptEntry, limit: number): TranscriptEntry {
   return { ...first, text: clipJsonBytes(first.text, Math.floor(limit / 4), note) };
 }
 
-/** Cuts a long tool output, saying how much was left out, so one result cannot fill the payload. */
+/**
+ * Cuts a long output to `limit` characters with the note that says how much was left out (the note
+ * counts: a turn's result cut to exactly the limit, plus its note, was refused by its conversation and
+ * lost), so one result cannot fill the payload.
+ */
 export function clipOutput(output: string, limit = maxToolOutputChars): string {
   if (output.length <= limit) return output;
-  return `${output.slice(0, limit)}\n…[${output.length - limit} more characters omitted by agents-kit: output too large]`;
+  const note = (omitted: number) => `\n…[${omitted} more characters omitted by agents-kit: output too large]`;
+  // The note's length depends on the count it names; the longest count is the whole output's.
+  const kept = Math.max(0, limit - note(output.length).length);
+  return `${output.slice(0, kept)}${note(output.length - kept)}`;
 }
 
 /**

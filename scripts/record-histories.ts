@@ -163,6 +163,10 @@ async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
     await root.sendMessage({ recipient: talker.id, content: `m${index}`, triggerTurn: index % 8 === 7 });
   }
 
+  // Root updates (each a few events) so the root run continues as new too: messages to the talker go
+  // to the talker's own workflow, and the root's history grows only by what the tree reports.
+  for (let index = 0; index < 16; index++) await service.takeRootMessages();
+
   // The interrupt: wait until the slow tool runs, then cancel the turn.
   await until(
     () => root.loadThread(sleeper.id),

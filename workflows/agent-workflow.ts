@@ -7,6 +7,7 @@ import {
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import {
   AgentInput,
@@ -46,6 +47,7 @@ import { ThreadLoop } from './thread-runtime';
 import { RunLifetime } from './run-lifetime';
 import { ThreadWatch } from './thread-watch';
 import { TokenAllowance } from './token-allowance';
+import { TaskBudget } from './task-budget';
 
 /**
  * One sub-agent (SPEC S4.9): runs its turns and owns its mailbox, its running turn and its pending
@@ -66,11 +68,14 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const authority = new ThreadAuthority(input.runKey, thread.rootId, input.lineage, thread.id);
   const root = getExternalWorkflowHandle(thread.rootId);
   const mailbox = new Mailbox(resume?.mailbox);
-  const watch = new ThreadWatch(resume?.watch);
+  // What one task of this workflow may send (SPEC S3.10): the watch's answers and the conversation's batches.
+  const budget = new TaskBudget();
+  const watch = new ThreadWatch(resume?.watch, budget);
   const recent = new RecentAnswerLog(resume?.recent);
   const transport = new ControlTransport(() => authority.self, input.runKey, resume?.operations ?? 0);
   const outgoing = new Set<Promise<void>>();
   const lifetime = new RunLifetime(input.continueAsNewAfterEvents);
+  const usesModel = input.spec.kernel?.type === 'model';
 
   const track = (work: Promise<void>) => {
     const tracked = work.catch((error: unknown) => log.warn('signal failed', { error: String(error) }));
@@ -81,7 +86,9 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     track(root.signal(threadEventSignal, { from: authority.self, event }));
   // The status search attribute as the server has it (given at start, kept through continue-as-new):
   // an upsert is a billable action, so only a change is upserted (back-to-back turns stay `running`).
-  let upsertedStatus: ThreadStatus = thread.status;
+  let upsertedStatus =
+    (workflowInfo().typedSearchAttributes.get(searchAttributes.status) as ThreadStatus | undefined) ??
+    thread.status;
   const setStatus = (status: ThreadStatus, detail: string, changes: Partial<AgentThread> = {}) => {
     thread = { ...thread, ...changes, status, updatedAt: new Date().toISOString() };
     watch.record(thread);
@@ -95,7 +102,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const allowance = new TokenAllowance(
     async (request) =>
       (await call({ type: 'reserve', ...request })) as { granted: number; remaining: number },
-    resume?.tokens ?? { allowance: 0, owed: 0, unreported: 0 },
+    resume?.tokens ?? { allowance: input.allowance ?? 0, owed: 0, unreported: 0 },
     track,
   );
   /** SPEC S5.1: a "child spawned" status in this thread's conversation. */
@@ -136,6 +143,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     authority,
     resume?.resolutions,
     lifetime,
+    budget,
   );
   conversation.open(!resume);
   const loop = new ThreadLoop(
@@ -147,8 +155,10 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       conversation,
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
-        report({ type: 'turn-start', threadId: thread.id, turn, at });
-        allowance.prefetch();
+        // The root counted the first turn as started when it started this workflow (a signal saved).
+        if (turn > 1) report({ type: 'turn-start', threadId: thread.id, turn, at });
+        // Only the model kernel spends tokens as it goes (the scripted one reports them at the turn's end).
+        if (usesModel) allowance.prefetch();
       },
       turnEnded: (outcome, nextStatus) => {
         setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`, {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConversationJournalSnapshot } from '../domain/conversation-journal-state';
 import type { PagingLimits } from '../domain/conversation-pages';
-import { ConversationOwner } from '../domain/conversation-schemas';
+import { ConversationOwner, PublishRequest } from '../domain/conversation-schemas';
 import { ConversationId } from '../domain/ids';
 
 /** How a conversation workflow starts (or continues as new, carrying its journal snapshot). */
@@ -42,6 +42,8 @@ export const ConversationWorkflowInput = z
     /** When the owner thread's end was published here (SPEC S5.10: retention runs from then). */
     ownerEndedAtMs: z.number().int().min(0).optional(),
     snapshot: ConversationJournalSnapshot.optional(),
+    /** What its thread published before it started it: taken as the first publish (first run only). */
+    first: PublishRequest.optional(),
   })
   .strict();
 export type ConversationWorkflowInput = z.input<typeof ConversationWorkflowInput>;

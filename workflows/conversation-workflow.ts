@@ -162,13 +162,17 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
 
   setHandler(conversationSummaryQuery, () => journal.summary(input.generation));
 
-  setHandler(publishSignal, async (rawRequest: PublishRequest) => {
+  const publishQuietly = async (rawRequest: unknown) => {
     try {
       await publish(parseInput(PublishRequest, rawRequest, 'publish request'));
     } catch (error) {
       log.warn('publish dropped', { conversationId: journal.conversationId, error: String(error) });
     }
-  });
+  };
+  // Its thread's first notifications came with its start (a signal, an action, less per thread); taken
+  // before any publish signal that arrived with it.
+  if (input.first && !input.snapshot) void publishQuietly(input.first);
+  setHandler(publishSignal, publishQuietly);
 
   setHandler(
     publishUpdate,

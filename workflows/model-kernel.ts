@@ -56,7 +56,6 @@ export class ModelKernel implements Kernel {
     const transcript: TranscriptEntry[] = context.memory.transcript
       ? TranscriptEntry.array().parse(JSON.parse(context.memory.transcript))
       : [];
-    const remember = () => (context.memory.transcript = JSON.stringify(trimTranscript(transcript)));
     if (context.turn === 1) {
       for (const entry of this.spec.history ?? []) {
         transcript.push(
@@ -68,6 +67,17 @@ export class ModelKernel implements Kernel {
       transcript.push({ role: 'user', text: this.spec.task });
     }
     for (const message of context.inbox) transcript.push({ role: 'user', text: envelope(message) });
+    // Remembered once the turn is over, however it ends (answered, failed or interrupted): a thread
+    // continues as new only between turns, so nothing reads the memory mid-turn, and serializing a
+    // transcript of up to 144 KiB after every model call and tool result was the step's own cost.
+    try {
+      return await this.steps(context, transcript);
+    } finally {
+      context.memory.transcript = JSON.stringify(trimTranscript(transcript));
+    }
+  }
+
+  private async steps(context: TurnContext, transcript: TranscriptEntry[]): Promise<TurnAnswer> {
     for (let step = 0; step < this.options.maxSteps; step++) {
       const output = await callModel({
         threadId: context.thread.id,
@@ -82,14 +92,12 @@ export class ModelKernel implements Kernel {
         text: output.text,
         toolCalls: output.toolCalls.map(({ id, name, input }) => ({ id, name, input })),
       });
-      remember();
       // Charged as it is used: a spent budget ends the turn with QuotaExceeded (SPEC S6.4).
       if (output.tokens > 0) await context.controls.charge(output.tokens);
       if (output.toolCalls.length === 0) return { text: output.text, tokens: 0 };
       const results = [];
       for (const call of output.toolCalls) results.push(await this.runToolCall(call, context, transcript));
       transcript.push({ role: 'tool', results });
-      remember();
     }
     return { text: `(stopped after ${this.options.maxSteps} model calls without a final answer)`, tokens: 0 };
   }

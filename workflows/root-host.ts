@@ -30,8 +30,8 @@ import { ControlTransport } from './control-transport';
 import { RunLifetime } from './run-lifetime';
 import { rootControlsFor, waitForTurns } from './root-controls';
 import type { AgentControls } from './kernel';
-import { ThreadStarter } from './thread-starter';
-import type { AnswerBudget } from './answer-budget';
+import { rootThreadStarter, type ThreadStarter } from './thread-starter';
+import type { TaskBudget } from './task-budget';
 import { fittedAnswer } from '../domain/answer-bounds';
 
 /**
@@ -50,17 +50,7 @@ export class RootHost {
   /** Bytes of `queued` and `outbox`, at most {@link carryBudgetBytes}. */
   private carriedBytes = 0;
   private shutdownDone: Promise<ShutdownReport> | undefined;
-  private readonly starter = new ThreadStarter(
-    () => ({
-      protocolVersion: 1,
-      runKey: this.options.runKey,
-      idleTimeoutMs: this.state.grant.idleTimeoutMs,
-      interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
-      conversationRetentionMs: this.state.grant.conversationRetentionMs,
-      continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
-    }),
-    (threadId) => this.state.threadEnded(threadId, 'failed', new Date().toISOString(), true),
-  );
+  private readonly starter: ThreadStarter;
 
   constructor(
     readonly state: RootRunState,
@@ -78,7 +68,7 @@ export class RootHost {
       continueAsNewAfterEvents: number;
       runKey: string;
       operations: number;
-      answers: AnswerBudget;
+      answers: TaskBudget;
     },
     carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
       queued: [],
@@ -86,6 +76,18 @@ export class RootHost {
     },
   ) {
     this.lifetime = new RunLifetime(options.continueAsNewAfterEvents);
+    this.starter = rootThreadStarter(
+      this.state,
+      () => ({
+        protocolVersion: 1,
+        runKey: this.options.runKey,
+        idleTimeoutMs: this.state.grant.idleTimeoutMs,
+        interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
+        conversationRetentionMs: this.state.grant.conversationRetentionMs,
+        continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
+      }),
+      options.answers,
+    );
     this.self = rootCapability(options.runKey, state.rootId);
     this.transport = new ControlTransport(() => this.self, options.runKey, options.operations);
     this.recent = new RecentAnswerLog(carried.recent, rootRememberedAnswers);

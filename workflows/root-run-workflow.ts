@@ -34,7 +34,7 @@ import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadOperations } from './thread-operations';
 import { ThreadWatch } from './thread-watch';
-import { AnswerBudget } from './answer-budget';
+import { TaskBudget } from './task-budget';
 import { PollSlots } from './poll-slots';
 import { fittedAnswer, fittedThreads } from '../domain/answer-bounds';
 
@@ -71,7 +71,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   const rootScope: ControlScope = { rootId: state.rootId, threadId: state.rootId };
   // One budget for the answers of the run's updates, the watch's and the host's, and one set of
   // long-poll slots for the watch's polls and clients' waits (SPEC S3.10).
-  const answers = new AnswerBudget();
+  const answers = new TaskBudget();
   const slots = new PollSlots();
   const watch = new ThreadWatch(resume?.watch, answers, slots);
   let ending: 'completed' | 'cancelled' | undefined;
@@ -124,6 +124,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     authority,
     resume?.resolutions,
     host.lifetime,
+    answers,
   );
   conversation.open(!resume);
   const loop: ThreadLoop = new ThreadLoop(

@@ -25,6 +25,8 @@ import { conversationWorkflow } from './conversation-workflow';
 import { PendingInteractions } from './pending-interactions';
 import type { RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
+import { TaskBudget } from './task-budget';
+import { jsonBytes } from '../domain/bytes';
 
 /**
  * Bounds of one publish signal: the schema's 1,000 notifications, and 256 K characters of JSON (at most
@@ -77,6 +79,8 @@ export class ThreadConversation {
     private readonly authority: ThreadAuthority,
     resolutions: readonly RememberedResolution[] = [],
     lifetime?: RunLifetime,
+    /** What the workflow's task may still send (SPEC S3.10: a batch may be hundreds of kB). */
+    private readonly budget = new TaskBudget(),
   ) {
     this.conversationId = relatedId('conversation', thread().id);
     this.rootConversationId = relatedId('conversation', thread().rootId);
@@ -100,30 +104,50 @@ export class ThreadConversation {
     };
   }
 
-  /** Registers the resolve update; on a thread's first run, starts its conversation workflow. */
+  /**
+   * Registers the resolve update; on a thread's first run, starts its conversation workflow at the end
+   * of this activation, with what the thread published in it (its first turn's start) as its input.
+   */
   open(firstRun: boolean): void {
     this.interactions.register();
     if (!firstRun) return;
-    this.started = startChild(conversationWorkflow, {
-      workflowId: this.conversationId,
-      taskQueue: this.thread().taskQueue,
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      args: [
-        {
-          protocolVersion: 1,
-          conversationId: this.conversationId,
-          owner: this.owner,
-        },
-      ],
-      staticSummary: `conversation of ${this.thread().path}`,
-    }).then(
-      () => undefined,
-      // A receiver started it first (its start options carry no owner): claim it.
-      () =>
-        getExternalWorkflowHandle(this.conversationId)
+    // Publishing waits for the start: the first batch travels in it, later ones follow in order.
+    this.publishing = true;
+    this.started = (async () => {
+      await activationSettled();
+      const first = this.publishRequest(this.takeBatch());
+      const later = first && this.budget.take(jsonBytes(first));
+      if (later) await later;
+      try {
+        await startChild(conversationWorkflow, {
+          workflowId: this.conversationId,
+          taskQueue: this.thread().taskQueue,
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          args: [
+            {
+              protocolVersion: 1,
+              conversationId: this.conversationId,
+              owner: this.owner,
+              ...(first ? { first } : {}),
+            },
+          ],
+          staticSummary: `conversation of ${this.thread().path}`,
+        });
+      } catch {
+        // A receiver started it first (its start options carry no owner): claim it, then publish.
+        const conversation = getExternalWorkflowHandle(this.conversationId);
+        await conversation
           .signal(adoptConversationSignal, { owner: this.owner, from: this.authority.self })
-          .catch((error: unknown) => log.warn('conversation claim failed', { error: String(error) })),
-    );
+          .catch((error: unknown) => log.warn('conversation claim failed', { error: String(error) }));
+        if (first)
+          await conversation
+            .signal(publishSignal, first)
+            .catch((error: unknown) => log.warn('publish signal failed', { error: String(error) }));
+      } finally {
+        this.publishing = false;
+        if (this.pending.length > 0) this.publishInOrder();
+      }
+    })();
     this.track(this.started);
   }
 
@@ -181,10 +205,12 @@ export class ThreadConversation {
   private settle(resolution: InteractionResolution): void {
     for (const target of new Set([this.conversationId, this.rootConversationId])) {
       this.track(
-        getExternalWorkflowHandle(target).signal(interactionSettledSignal, {
-          from: this.authority.self,
-          resolution,
-        }),
+        this.started.then(() =>
+          getExternalWorkflowHandle(target).signal(interactionSettledSignal, {
+            from: this.authority.self,
+            resolution,
+          }),
+        ),
       );
     }
   }
@@ -214,12 +240,13 @@ export class ThreadConversation {
       try {
         while (this.pending.length > 0) {
           await activationSettled();
-          const batch = this.takeBatch();
-          const mirror = batch.find((entry) => entry.mirrorInteractionsTo)?.mirrorInteractionsTo;
-          const notifications = batch.map((entry) => entry.notification);
-          await this.signalPublish(notifications, mirror).catch((error: unknown) =>
-            log.warn('publish signal failed', { error: String(error) }),
-          );
+          const request = this.publishRequest(this.takeBatch())!;
+          const later = this.budget.take(jsonBytes(request));
+          if (later) await later;
+          await this.started;
+          await getExternalWorkflowHandle(this.conversationId)
+            .signal(publishSignal, request)
+            .catch((error: unknown) => log.warn('publish signal failed', { error: String(error) }));
         }
       } finally {
         // In the same microtask as the last check: a notification sent after it starts a new loop.
@@ -241,15 +268,15 @@ export class ThreadConversation {
     return this.pending.splice(0, count);
   }
 
-  private signalPublish(notifications: NotificationDraft[], mirrorInteractionsTo?: ConversationId) {
-    const request = {
-      notifications,
+  /** The publish request of a batch (none for an empty one). */
+  private publishRequest(batch: PendingNotification[]) {
+    if (batch.length === 0) return undefined;
+    const mirrorInteractionsTo = batch.find((entry) => entry.mirrorInteractionsTo)?.mirrorInteractionsTo;
+    return {
+      notifications: batch.map((entry) => entry.notification),
       from: this.authority.self,
       ...(mirrorInteractionsTo ? { mirrorInteractionsTo } : {}),
     };
-    return this.started.then(() =>
-      getExternalWorkflowHandle(this.conversationId).signal(publishSignal, request),
-    );
   }
 
   private track(work: Promise<void>): void {

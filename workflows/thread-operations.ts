@@ -80,11 +80,7 @@ export class ThreadOperations {
   }
 
   /** SPEC S4.3: admits a message (checked first), numbered by this mailbox. */
-  private send(
-    capability: Capability,
-    request: unknown,
-    key: string | undefined,
-  ): InterAgentMessage {
+  private send(capability: Capability, request: unknown, key: string | undefined): InterAgentMessage {
     const parsed = parseInput(SendMessageRequest, request, 'message');
     const earlier = this.recent.find(key, parsed) as Remembered | undefined;
     if (earlier) return { ...earlier, content: parsed.content };

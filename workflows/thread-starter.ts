@@ -4,7 +4,10 @@ import { clipToBytes } from '../domain/carry-bounds';
 import type { ThreadId } from '../domain/ids';
 import type { AgentSpec, AgentThread } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
+import type { RootRunState } from '../domain/run-state';
 import { agentWorkflow } from './agent-workflow';
+import { allowanceChunk } from './token-allowance';
+import type { TaskBudget } from './task-budget';
 
 /**
  * Bytes of child starts (their inputs and details) that may be in flight at once. A workflow task's
@@ -32,7 +35,15 @@ export class ThreadStarter {
 
   constructor(
     private readonly settings: () => StartSettings,
-    private readonly failed: (threadId: AgentThread['id'], error: unknown) => void,
+    private readonly events: {
+      /** Tokens set aside for the thread as it starts (SPEC S6.4), given in its input. */
+      allowance(thread: AgentThread, spec: AgentSpec): number;
+      /** The server has the thread's workflow: its first turn has started. */
+      started(thread: AgentThread): void;
+      failed(thread: AgentThread, error: unknown): void;
+    },
+    /** What the workflow's task may still send (SPEC S3.10: a start is one of the largest commands). */
+    private readonly budget?: TaskBudget,
   ) {}
 
   /**
@@ -41,7 +52,14 @@ export class ThreadStarter {
    */
   async start(thread: AgentThread, lineage: readonly ThreadId[], spec: AgentSpec): Promise<void> {
     const staticDetails = `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${clipToBytes(thread.task, 2_048, 'the start details')}`;
-    const input = { thread, lineage: [...lineage], spec, ...this.settings() };
+    const allowance = this.events.allowance(thread, spec);
+    const input = {
+      thread,
+      lineage: [...lineage],
+      spec,
+      ...this.settings(),
+      ...(allowance > 0 ? { allowance } : {}),
+    };
     const bytes = jsonBytes([input]) + utf8Length(staticDetails);
     const fits = () => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight;
     // Checked again after each wake-up: every waiter's condition is evaluated before any of them goes
@@ -49,6 +67,8 @@ export class ThreadStarter {
     while (!fits()) await condition(fits);
     this.inFlightBytes += bytes;
     try {
+      const later = this.budget?.take(bytes);
+      if (later) await later;
       await startChild(agentWorkflow, {
         workflowId: thread.id,
         taskQueue: thread.taskQueue,
@@ -60,16 +80,49 @@ export class ThreadStarter {
           { key: searchAttributes.parentThreadId, value: thread.parentId ?? '' },
           { key: searchAttributes.depth, value: thread.depth },
           { key: searchAttributes.name, value: thread.name },
-          { key: searchAttributes.status, value: thread.status },
+          // A new thread's first turn is requested at its start: it is `running` from its first task,
+          // and the status costs no upsert (an action) there.
+          { key: searchAttributes.status, value: 'running' },
         ],
         staticSummary: `${thread.path}: ${truncate(thread.task, 180)}`,
         staticDetails,
       });
+      this.events.started(thread);
     } catch (error) {
       log.error('sub-agent failed to start', { threadId: thread.id, error: String(error) });
-      this.failed(thread.id, error);
+      this.events.failed(thread, error);
     } finally {
       this.inFlightBytes -= bytes;
     }
   }
+}
+
+/** The starter of a root run's sub-agents, which keeps the run's registry and budget up to date. */
+export function rootThreadStarter(
+  state: RootRunState,
+  settings: () => StartSettings,
+  budget: TaskBudget,
+): ThreadStarter {
+  return new ThreadStarter(
+    settings,
+    {
+      // A model-kernel thread starts with tokens to spend (SPEC S6.4): no reserve round trip to the root.
+      allowance: (thread, spec) => {
+        if (spec.kernel?.type !== 'model') return 0;
+        try {
+          const scope = { rootId: thread.rootId, threadId: thread.id };
+          return state.reserve(scope, { tokens: allowanceChunk, owed: 0, spent: 0 }).granted;
+        } catch {
+          return 0; // closed before it started, or no budget left: it asks when it needs tokens
+        }
+      },
+      // The root counts a thread's first turn as started with its workflow: the thread does not report it.
+      started: (thread) => state.turnStarted(thread.id, 1, new Date().toISOString()),
+      failed: (thread) => {
+        state.threadEnded(thread.id, 'failed', new Date().toISOString(), true);
+        state.refund(thread.id, Number.MAX_SAFE_INTEGER);
+      },
+    },
+    budget,
+  );
 }

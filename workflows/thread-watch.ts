@@ -5,7 +5,7 @@ import { parseInput } from '../domain/errors';
 import { carriedResultBytes, clipOutcome } from '../domain/carry-bounds';
 import { firstTurnUpdate, watchThreadUpdate } from '../domain/messages';
 import { isTerminal, type AgentThread, type TurnOutcome } from '../domain/schemas';
-import { AnswerBudget } from './answer-budget';
+import { TaskBudget } from './task-budget';
 import { longPollMs, PollSlots } from './poll-slots';
 import { guarded } from './failures';
 import type { ThreadAuthority } from './thread-authority';
@@ -39,7 +39,7 @@ export class ThreadWatch {
   constructor(
     snapshot?: WatchSnapshot,
     /** SPEC S3.10: many subscribers answered at once must not pass the task's limit. */
-    private readonly answers = new AnswerBudget(),
+    private readonly answers = new TaskBudget(),
     /** Long-polls take one of the workflow's few update slots each (SPEC S3.10). */
     private readonly slots = new PollSlots(),
   ) {

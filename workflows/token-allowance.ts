@@ -1,7 +1,7 @@
 import { ErrorKind, KitError } from '../domain/errors';
 
 /** What a thread asks its root for at a time; the root grants a quarter of the least budget left at most. */
-const allowanceChunk = 20_000;
+export const allowanceChunk = 20_000;
 
 /** What a thread holds to spend, and what it spent past that (carried through continue-as-new). */
 export interface TokenAllowanceState {

@@ -1,3 +1,4 @@
+import { clipOutput } from '../../domain/transcript';
 import fc from 'fast-check';
 import { clipJsonBytes, jsonBytes } from '../../domain/bytes';
 import { carriedResultBytes, fitMemory } from '../../domain/carry-bounds';
@@ -111,4 +112,13 @@ test('clipJsonBytes keeps the longest start that fits, for any text (property, 5
     }),
     { numRuns: 500 },
   );
+});
+
+test('a clipped output with its note stays within its limit (a longer turn result was refused by its conversation)', () => {
+  for (const length of [100_001, 100_050, 250_000, 10_000_000]) {
+    const clipped = clipOutput('x'.repeat(length), 100_000);
+    expect(clipped.length).toBeLessThanOrEqual(100_000);
+    expect(clipped).toMatch(new RegExp(`…\\[${length - clipped.indexOf('\n')} more characters omitted`));
+  }
+  expect(clipOutput('short', 100_000)).toBe('short');
 });

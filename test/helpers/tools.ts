@@ -28,3 +28,15 @@ export function slowTool() {
   });
   return { tool, started, cancelled };
 }
+
+/** Characters that take 6 bytes each as JSON (`\u0001`): the most bytes a text of a given length takes. */
+export const worst = (length: number) => '\u0001'.repeat(length);
+
+/** A tool that answers at length: a turn's result is its output, of any size the model asks for. */
+export const longTool = () =>
+  defineTool({
+    name: 'long',
+    description: 'Answers with `length` worst-case characters.',
+    input: z.object({ length: z.number().int().min(0) }).strict(),
+    run: ({ length }) => Promise.resolve(worst(length)),
+  });

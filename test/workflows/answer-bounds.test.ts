@@ -6,8 +6,7 @@ import type { temporal as proto } from '@temporalio/proto';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { resolveNotification } from '../../client/conversations';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
-import { createActivities, defineTool } from '../../activities';
+import { createActivities } from '../../activities';
 import { kitCall } from '../../client/errors';
 import { maxUpdateBytes } from '../../domain/answer-bounds';
 import { jsonBytes } from '../../domain/bytes';
@@ -18,45 +17,17 @@ import { spawnUpdate } from '../../domain/messages';
 import type { AgentThread } from '../../domain/schemas';
 import { maxLongPolls } from '../../workflows/poll-slots';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
+import { failedTasks, historyEvents } from '../helpers/task-answers';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { longTool, worst } from '../helpers/tools';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('answer-bounds');
 beforeAll(async () => {
   temporal = await connectTestTemporal();
-  // A tool that answers at length: the turn's result is its output, of any size the model gets.
-  const long = defineTool({
-    name: 'long',
-    description: 'Answers with `length` worst-case characters.',
-    input: z.object({ length: z.number().int().min(0) }).strict(),
-    run: ({ length }) => Promise.resolve(worst(length)),
-  });
-  await temporal.startWorker({ taskQueue, activities: createActivities({ tools: [long] }) });
+  await temporal.startWorker({ taskQueue, activities: createActivities({ tools: [longTool()] }) });
 });
 afterAll(async () => temporal?.close());
-
-/** Characters that take 6 bytes each as JSON (`\u0001`): the most bytes a text of a given length takes. */
-const worst = (length: number) => '\u0001'.repeat(length);
-
-/** A run's events, a few per page: its updates' answers make whole pages pass gRPC's 4 MiB. */
-async function historyEvents(
-  workflowId: string,
-  runId?: string,
-): Promise<proto.api.history.v1.IHistoryEvent[]> {
-  const events: proto.api.history.v1.IHistoryEvent[] = [];
-  let nextPageToken: Uint8Array | undefined;
-  do {
-    const page = await temporal.client.workflowService.getWorkflowExecutionHistory({
-      namespace: temporal.client.options.namespace,
-      execution: { workflowId, ...(runId ? { runId } : {}) },
-      maximumPageSize: 8,
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
-    events.push(...(page.history?.events ?? []));
-    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-  } while (nextPageToken);
-  return events;
-}
 
 /** After each event: how many accepted first-turn updates were not completed yet. */
 function pollsInFlight(events: readonly proto.api.history.v1.IHistoryEvent[]): number[] {
@@ -69,13 +40,6 @@ function pollsInFlight(events: readonly proto.api.history.v1.IHistoryEvent[]): n
     if (completed) open.delete(completed.meta!.updateId!);
     return open.size;
   });
-}
-
-/** The workflow task failures in a workflow's current run: none, when every task could be answered. */
-async function failedTasks(workflowId: string, runId?: string): Promise<string[]> {
-  return (await historyEvents(workflowId, runId))
-    .filter((event) => event.workflowTaskFailedEventAttributes)
-    .map((event) => String(event.workflowTaskFailedEventAttributes?.failure?.message));
 }
 
 test('twenty subscribers of a thread whose turn ends with a 192 kB result each get it, five at a time; no task fails', async () => {
@@ -109,7 +73,7 @@ test('twenty subscribers of a thread whose turn ends with a 192 kB result each g
   const firstRun = (await handle.describe()).runId;
   const subscribers = Array.from({ length: 20 }, () => root.subscribeFirstTurn(thread.id));
   await eventually(
-    () => historyEvents(thread.id),
+    () => historyEvents(temporal.client, thread.id),
     (events) => pollsInFlight(events).at(-1) === maxLongPolls,
     'five subscribers to wait',
   );
@@ -126,9 +90,11 @@ test('twenty subscribers of a thread whose turn ends with a 192 kB result each g
   const carried = clipToBytes(result, carriedResultBytes, 'a continue-as-new');
   for (const outcome of outcomes) expect([result, carried]).toContain(outcome.result);
   expect(outcomes.filter((outcome) => outcome.result === result).length).toBeGreaterThanOrEqual(maxLongPolls);
-  expect(Math.max(...pollsInFlight(await historyEvents(thread.id, firstRun)))).toBe(maxLongPolls);
-  expect(await failedTasks(thread.id, firstRun)).toEqual([]);
-  expect(await failedTasks(thread.id)).toEqual([]);
+  expect(Math.max(...pollsInFlight(await historyEvents(temporal.client, thread.id, firstRun)))).toBe(
+    maxLongPolls,
+  );
+  expect(failedTasks(await historyEvents(temporal.client, thread.id, firstRun))).toEqual([]);
+  expect(failedTasks(await historyEvents(temporal.client, thread.id))).toEqual([]);
   await service.shutdown();
 }, 120_000);
 
@@ -150,7 +116,7 @@ test('ten client spawns of 160 KiB specs at once are admitted and answered whole
   for (const thread of threads) {
     expect((await untilTurns(service, thread.id, 1)).latestTurn?.result).toMatch(/^big \d done$/);
   }
-  expect(await failedTasks(service.rootThreadId)).toEqual([]);
+  expect(failedTasks(await historyEvents(temporal.client, service.rootThreadId))).toEqual([]);
   // Past the bound: refused by the client, and by the workflow when sent past the client's checks.
   const large = spec(10, 28_000);
   expect((await kitErrorOf(root.spawn(large))).kind).toBe(ErrorKind.Protocol);

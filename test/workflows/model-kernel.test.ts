@@ -242,6 +242,48 @@ describe('provider failures (S6.5) and budgets (S6.4)', () => {
   });
 });
 
+test("a model sub-agent's one-step first turn asks its root nothing: it starts with an allowance, `running`, its turn counted", async () => {
+  policy = () => ({ text: 'done at once', tokens: 50 });
+  const service = await attachRun(temporal.client, taskQueue);
+  const quick = await service.rootControls().spawn({ task: 'answer', kernel: { type: 'model' } });
+  // Counted as started with its workflow (SPEC S6.4 and S8.1 without a round trip or an upsert).
+  expect(quick).toMatchObject({ status: 'running', turnsStarted: 1 });
+  expect((await service.rootControls().subscribeFirstTurn(quick.id)).result).toBe('done at once');
+  await untilTurns(service, quick.id, 1);
+  const events = (await temporal.client.workflow.getHandle(quick.id).fetchHistory()).events ?? [];
+  const started = events[0]!.workflowExecutionStartedEventAttributes!;
+  const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as {
+    allowance?: number;
+  };
+  expect(input.allowance).toBeGreaterThan(0);
+  const signals = events.flatMap((event) => {
+    const name = event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName;
+    return name ? [name] : [];
+  });
+  // The turn's end is reported; no reservation is asked and the first turn's start is not reported.
+  expect(signals.filter((name) => name === 'control-request')).toEqual([]);
+  expect(signals.filter((name) => name === 'thread-event')).toHaveLength(1);
+  // The turn's start went to its conversation with the conversation's start; its end in one signal.
+  expect(signals.filter((name) => name === 'publish')).toHaveLength(1);
+  const conversationStart = events.find(
+    (event) => event.startChildWorkflowExecutionInitiatedEventAttributes,
+  )!.startChildWorkflowExecutionInitiatedEventAttributes!;
+  const first = (
+    JSON.parse(Buffer.from(conversationStart.input!.payloads![0]!.data!).toString()) as {
+      first?: { notifications: { body: { type: string; event?: string } }[] };
+    }
+  ).first;
+  expect(first?.notifications.map(({ body }) => body.event)).toEqual(['turn-start']);
+  // Only `idle` is upserted: `running` was given at the start.
+  expect(events.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(1);
+  const counters = await eventually(
+    () => service.counters(),
+    (now) => now.tokens === 50,
+    'the turn’s tokens charged',
+  );
+  expect(counters.tokens).toBe(50);
+});
+
 test('an interrupt during a slow model response aborts the provider request and leaves the thread idle', async () => {
   policy = () => ({ text: 'too late', delayMs: 60_000 });
   const service = await attachRun(temporal.client, taskQueue);
