@@ -39,7 +39,7 @@ import { searchAttributes } from '../domain/search-attributes';
 import { ControlTransport } from './control-transport';
 import { asFailure } from './failures';
 import type { AgentControls } from './kernel';
-import { kernelFor } from './kernels';
+import { kernelFor, usesModelKernel } from './kernels';
 import { ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
 import { ThreadOperations } from './thread-operations';
@@ -75,7 +75,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const transport = new ControlTransport(() => authority.self, input.runKey, resume?.operations ?? 0);
   const outgoing = new Set<Promise<void>>();
   const lifetime = new RunLifetime(input.continueAsNewAfterEvents);
-  const usesModel = input.spec.kernel?.type === 'model';
+  const usesModel = usesModelKernel(input.spec);
 
   const track = (work: Promise<void>) => {
     const tracked = work.catch((error: unknown) => log.warn('signal failed', { error: String(error) }));

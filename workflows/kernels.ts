@@ -3,6 +3,9 @@ import type { Kernel } from './kernel';
 import { ModelKernel } from './model-kernel';
 import { ScriptedKernel } from './scripted-kernel';
 
+/** Whether a thread's kernel calls a model, so spends tokens as it goes (the scripted one reports them at a turn's end). */
+export const usesModelKernel = (spec: AgentSpec): boolean => spec.kernel?.type === 'model';
+
 /** The kernel that runs a thread's turns, chosen by its spec. Without one, a scripted echo of the task. */
 export function kernelFor(spec: AgentSpec): Kernel {
   if (spec.kernel?.type === 'model') return new ModelKernel(spec, spec.kernel);

@@ -139,10 +139,7 @@ export class ThreadConversation {
         await conversation
           .signal(adoptConversationSignal, { owner: this.owner, from: this.authority.self })
           .catch((error: unknown) => log.warn('conversation claim failed', { error: String(error) }));
-        if (first)
-          await conversation
-            .signal(publishSignal, first)
-            .catch((error: unknown) => log.warn('publish signal failed', { error: String(error) }));
+        if (first) await this.signalPublish(first);
       } finally {
         this.publishing = false;
         if (this.pending.length > 0) this.publishInOrder();
@@ -244,9 +241,7 @@ export class ThreadConversation {
           const later = this.budget.take(jsonBytes(request));
           if (later) await later;
           await this.started;
-          await getExternalWorkflowHandle(this.conversationId)
-            .signal(publishSignal, request)
-            .catch((error: unknown) => log.warn('publish signal failed', { error: String(error) }));
+          await this.signalPublish(request);
         }
       } finally {
         // In the same microtask as the last check: a notification sent after it starts a new loop.
@@ -266,6 +261,13 @@ export class ThreadConversation {
       chars += size;
     }
     return this.pending.splice(0, count);
+  }
+
+  /** Sends one batch; a failed signal is logged (the next batch still goes). */
+  private signalPublish(request: NonNullable<ReturnType<ThreadConversation['publishRequest']>>) {
+    return getExternalWorkflowHandle(this.conversationId)
+      .signal(publishSignal, request)
+      .catch((error: unknown) => log.warn('publish signal failed', { error: String(error) }));
   }
 
   /** The publish request of a batch (none for an empty one). */

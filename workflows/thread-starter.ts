@@ -6,6 +6,7 @@ import type { AgentSpec, AgentThread } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
 import type { RootRunState } from '../domain/run-state';
 import { agentWorkflow } from './agent-workflow';
+import { usesModelKernel } from './kernels';
 import { allowanceChunk } from './token-allowance';
 import type { TaskBudget } from './task-budget';
 
@@ -108,7 +109,7 @@ export function rootThreadStarter(
     {
       // A model-kernel thread starts with tokens to spend (SPEC S6.4): no reserve round trip to the root.
       allowance: (thread, spec) => {
-        if (spec.kernel?.type !== 'model') return 0;
+        if (!usesModelKernel(spec)) return 0;
         try {
           const scope = { rootId: thread.rootId, threadId: thread.id };
           return state.reserve(scope, { tokens: allowanceChunk, owed: 0, spent: 0 }).granted;
