@@ -4,14 +4,15 @@ import { ThreadService } from '../client/thread-service';
 import { relatedId } from '../domain/ids';
 import { threadQuery } from '../domain/messages';
 import { perOperation, type HistoryCost } from './actions';
-import { awaitQuiet, costSince, fetchEvents, historyLengths } from './histories';
-import type {
-  BenchConfig,
-  OperationBenchmark,
-  StepDetails,
-  StepSpans,
-  ThroughputWindow,
-  TimedOperation,
+import { awaitQuiet, awaitSettled, costSince, fetchEvents, historyLengths } from './histories';
+import {
+  type BenchConfig,
+  type OperationBenchmark,
+  type StepDetails,
+  type StepSpans,
+  type ThroughputWindow,
+  type TimedOperation,
+  nowMs,
 } from './measure';
 import { startTurnUpdate, stopSignal, turnsDoneQuery } from './messages';
 import type { BenchContext } from './primitives';
@@ -84,7 +85,7 @@ function stepBenchmark(
   const runTurn = async (lane: StepLane): Promise<TimedOperation & { turn(): Promise<TurnReading> }> => {
     const before = (await fetchEvents(context.client, lane.workflowId)).length;
     const done = await lane.turnsDone();
-    const startMs = Date.now();
+    const startMs = nowMs();
     await lane.trigger();
     let reading: Promise<TurnReading> | undefined;
     const turn = () =>
@@ -118,14 +119,14 @@ function stepBenchmark(
       lanes = await subject.lanes(given.concurrency);
     },
     async operate(index) {
-      // Give the last turn's tail (its reports) time to land, so each sample is one turn in steady state.
-      await delay(config.settleMs);
       const operation = await runTurn(lanes[0]!);
       const reading = await operation.turn();
       if (index >= config.warmup) turnMs.push(reading.endMs - operation.startMs);
       readings.push(reading);
       return operation;
     },
+    // The turn's tail (for an agent: its turn-end reports and status) lands after its last step.
+    settle: () => awaitSettled(context.client, subject.watched(lanes[0]!)),
     stepDetails(): StepDetails {
       const sum = (pick: (reading: TurnReading) => number) =>
         readings.reduce((total, reading) => total + pick(reading), 0);
@@ -149,7 +150,7 @@ function stepBenchmark(
     async throughputWindows(total): Promise<ThroughputWindow[]> {
       let next = 0;
       const ends: number[] = [];
-      const startMs = Date.now();
+      const startMs = nowMs();
       await Promise.all(
         lanes.map(async (lane) => {
           while (next++ < total) ends.push((await (await runTurn(lane)).turn()).endMs);

@@ -6,13 +6,21 @@ import { ThreadService, type ThreadControls } from '../client/thread-service';
 import { newId, relatedId } from '../domain/ids';
 import type { AgentThread, NotificationBody, ScriptStepShape } from '../domain/schemas';
 import { addCosts, historyCost, perOperation, type HistoryCost } from './actions';
-import { awaitHistoryTime, awaitQuiet, costSince, firstTaskCompletedMs, historyLengths } from './histories';
+import {
+  awaitHistoryTime,
+  awaitQuiet,
+  awaitSettled,
+  costSince,
+  firstTaskCompletedMs,
+  historyLengths,
+} from './histories';
 import {
   clientTimed,
   type BenchConfig,
   type OperationBenchmark,
   type TimedOperation,
   type ThroughputWindow,
+  nowMs,
 } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
 import { noopTool } from './step-model';
@@ -46,12 +54,14 @@ const treeIds = (threadIds: readonly string[]) =>
 export function spawnBenchmark(context: BenchContext): OperationBenchmark {
   let service: ThreadService;
   let count = 0;
+  let last: string | undefined;
   const spawnOne = async (): Promise<TimedOperation & { threadId: string }> => {
     const name = `s${count++}`;
-    const startMs = Date.now();
+    const startMs = nowMs();
     const thread = await service
       .rootControls()
       .spawn({ task: `bench ${name}`, name, kernel: { type: 'scripted', turns: replyOnly } });
+    last = thread.id;
     const completedMs = () => awaitHistoryTime(context.client, thread.id, firstTaskCompletedMs);
     return { startMs, completedMs, threadId: thread.id };
   };
@@ -68,6 +78,8 @@ export function spawnBenchmark(context: BenchContext): OperationBenchmark {
       service = await attachRoot(context, 'spawn');
     },
     operate: () => spawnOne(),
+    // The new agent's first turn ends and is reported after it is running.
+    settle: () => awaitSettled(context.client, treeIds([service.rootThreadId, ...(last ? [last] : [])])),
     cost: (operations) =>
       costOf(context.client, treeIds([service.rootThreadId]), operations, async () =>
         treeIds([(await spawnOne()).threadId]),
@@ -82,10 +94,10 @@ export function sendMessageBenchmark(context: BenchContext): OperationBenchmark 
   let count = 0;
   const sendOne = async (): Promise<TimedOperation> => {
     const content = `bench-${count++}`;
-    const startMs = Date.now();
+    const startMs = nowMs();
     await service.rootControls().sendMessage({ recipient: recipient.id, content, triggerTurn: false });
     // The update returns once the recipient's own workflow has numbered the message into its mailbox.
-    const completed = Date.now();
+    const completed = nowMs();
     return { startMs, completedMs: () => Promise.resolve(completed) };
   };
   return {
@@ -221,13 +233,15 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
       if (notification.body.type === 'interaction') return notification.body;
     }
   };
+  const settleAsker = (agent: AskingAgent) =>
+    awaitSettled(context.client, treeIds([service.rootThreadId, agent.thread.id]));
   const resolveOne = async (
     agent: AskingAgent,
     body: NotificationBody,
     index: number,
   ): Promise<TimedOperation> => {
     if (body.type !== 'interaction') throw new Error('not an interaction');
-    const startMs = Date.now();
+    const startMs = nowMs();
     await resolveNotification(
       context.client,
       { body },
@@ -235,7 +249,7 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
       { capability: service.rootCapability },
     );
     // The update returns once the agent that asked has taken the answer (protocol v1).
-    const completed = Date.now();
+    const completed = nowMs();
     return { startMs, completedMs: () => Promise.resolve(completed) };
   };
   return {
@@ -268,16 +282,21 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
         agents.push({ thread, receiver, turns: 0 });
       }
     },
-    operate: async (index, lane) => {
+    operate: async (index, lane, phase) => {
       const agent = agents[lane]!;
-      return resolveOne(agent, await nextQuestion(agent), index);
+      const question = await nextQuestion(agent);
+      // The question is raised before its mirror at the root and the turn's reports have landed.
+      if (phase === 'latency') await settleAsker(agent);
+      return resolveOne(agent, question, index);
     },
+    // The woken turn runs its tool, replies and ends after the answer is taken.
+    settle: () => settleAsker(agents[0]!),
     async throughputWindows(total, concurrency): Promise<ThroughputWindow[]> {
       const windows: ThroughputWindow[] = [];
       for (let done = 0; done < total;) {
         const round = agents.slice(0, Math.min(concurrency, total - done));
         const questions = await Promise.all(round.map((agent) => nextQuestion(agent)));
-        const startMs = Date.now();
+        const startMs = nowMs();
         const operations = await Promise.all(
           round.map((agent, lane) => resolveOne(agent, questions[lane]!, done + lane)),
         );

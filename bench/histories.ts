@@ -130,3 +130,37 @@ export async function costSince(
   }
   return historyCost(events.map((event) => ({ type: event.eventType })));
 }
+
+/**
+ * Waits until the workflows are settled: no workflow task pending and no history event added for
+ * `quietMs` (read from `describe`, so a long history costs nothing to poll). Latency samples settle
+ * their tree between samples, so a sample is one operation, not one plus the tail of the last.
+ */
+export async function awaitSettled(
+  client: Client,
+  workflowIds: readonly string[],
+  quietMs = 150,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  let stableSince = Date.now();
+  while (Date.now() < deadline) {
+    const states = await Promise.all(
+      workflowIds.map(async (id) => {
+        try {
+          const description = await client.workflow.getHandle(id).describe();
+          return `${description.runId}:${description.historyLength}:${description.raw.pendingWorkflowTask ? 'busy' : ''}`;
+        } catch {
+          return 'absent';
+        }
+      }),
+    );
+    const state = states.join(',');
+    if (state !== last || state.includes('busy')) {
+      last = state;
+      stableSince = Date.now();
+    } else if (Date.now() - stableSince >= quietMs) return;
+    await delay(25);
+  }
+}

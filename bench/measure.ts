@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { HistoryCost } from './actions';
 import { summarizeLatencies, throughput, withoutWarmup, type LatencySummary } from './stats';
 
@@ -15,6 +16,11 @@ export interface BenchConfig {
   costOps: number;
   /** How long a long-poll is given to be accepted before the publish that wakes it. */
   settleMs: number;
+  /**
+   * Pause after each latency sample (and its `settle`), so what a sample's call left running (a relayed
+   * signal's delivery, a receiver's next poll) is not timed with the next row's sample.
+   */
+  gapMs: number;
 }
 
 /**
@@ -27,11 +33,18 @@ export interface TimedOperation {
   completedMs(): Promise<number>;
 }
 
+/**
+ * Epoch milliseconds with a fraction, from the monotonic clock: client-observed samples are ~20 ms, and
+ * `Date.now()`'s whole milliseconds would round a ratio by up to 5%. History event times (the server's
+ * clock, nanoseconds) are compared on the same scale.
+ */
+export const nowMs = (): number => performance.timeOrigin + performance.now();
+
 /** A client-observed operation: complete when `call` resolves. */
 export async function clientTimed(call: () => Promise<unknown>): Promise<TimedOperation> {
-  const startMs = Date.now();
+  const startMs = nowMs();
   await call();
-  const endMs = Date.now();
+  const endMs = nowMs();
   return { startMs, completedMs: async () => endMs };
 }
 
@@ -104,6 +117,11 @@ export interface OperationBenchmark {
   cost(operations: number): Promise<HistoryCost>;
   /** For a step benchmark: what it saw of its turns (called after the latency samples). */
   stepDetails?(): StepDetails;
+  /**
+   * After each latency sample: waits until the work the sample left behind (an agent's first turn, its
+   * reports) is done, so the next sample meets a quiet tree. The throughput run does not settle.
+   */
+  settle?(): Promise<void>;
   /** Throughput run, when the operation needs more than `operate` in loops (e.g. rounds). */
   throughputWindows?(total: number, concurrency: number): Promise<ThroughputWindow[]>;
 }
@@ -126,7 +144,7 @@ export async function laneWindow(
 ): Promise<ThroughputWindow> {
   let next = 0;
   const operations: TimedOperation[] = [];
-  const startMs = Date.now();
+  const startMs = nowMs();
   await Promise.all(
     Array.from({ length: Math.min(concurrency, total) }, async (_, lane) => {
       while (next < total) operations.push(await operate(next++, lane, 'throughput'));
@@ -136,14 +154,47 @@ export async function laneWindow(
   return { operations: total, startMs, endMs };
 }
 
-/** Measures one operation: warm-up, sequential latency samples, throughput, cost. */
-export async function measure(benchmark: OperationBenchmark, config: BenchConfig): Promise<OperationResult> {
-  await benchmark.setup(config);
-  const latencies: number[] = [];
+/**
+ * Measures a group of operations. Latency samples go round by round over the group, one sample of each
+ * row per round in an order shuffled each round, so load that changes while the group runs (a shared
+ * machine) meets every row alike, no row always follows the same neighbour, and a ratio compares
+ * samples taken side by side. Each sample settles and pauses before the next. Then each row's
+ * throughput and cost, one row at a time.
+ */
+export async function measureGroup(
+  benchmarks: readonly OperationBenchmark[],
+  config: BenchConfig,
+  measured: (result: OperationResult, seconds: number) => void,
+): Promise<OperationResult[]> {
+  for (const benchmark of benchmarks) await benchmark.setup(config);
+  const latencies = benchmarks.map((): number[] => []);
+  const began = Date.now();
+  const random = seededRandom(benchmarks.length);
   for (let index = 0; index < config.warmup + config.iterations; index++) {
-    const operation = await benchmark.operate(index, 0, 'latency');
-    latencies.push((await operation.completedMs()) - operation.startMs);
+    for (const row of shuffled(benchmarks.length, random)) {
+      const benchmark = benchmarks[row]!;
+      const operation = await benchmark.operate(index, 0, 'latency');
+      latencies[row]!.push((await operation.completedMs()) - operation.startMs);
+      await benchmark.settle?.();
+      await delay(config.gapMs);
+    }
   }
+  const latencySeconds = (Date.now() - began) / 1000 / benchmarks.length;
+  const results: OperationResult[] = [];
+  for (const [row, benchmark] of benchmarks.entries()) {
+    const rowBegan = Date.now();
+    const result = await throughputAndCost(benchmark, config, latencies[row]!);
+    results.push(result);
+    measured(result, Math.round(latencySeconds + (Date.now() - rowBegan) / 1000));
+  }
+  return results;
+}
+
+async function throughputAndCost(
+  benchmark: OperationBenchmark,
+  config: BenchConfig,
+  latencies: number[],
+): Promise<OperationResult> {
   const step = benchmark.stepDetails?.();
   const base = config.warmup + config.iterations;
   const windows = benchmark.throughputWindows
@@ -165,5 +216,26 @@ export async function measure(benchmark: OperationBenchmark, config: BenchConfig
     cost: await benchmark.cost(config.costOps),
     costNote: benchmark.costNote,
     ...(step ? { step } : {}),
+  };
+}
+
+/** The numbers 0 … count − 1 in an order drawn from `random` (Fisher–Yates). */
+function shuffled(count: number, random: () => number): number[] {
+  const order = Array.from({ length: count }, (_, index) => index);
+  for (let index = count - 1; index > 0; index--) {
+    const other = Math.floor(random() * (index + 1));
+    [order[index], order[other]] = [order[other]!, order[index]!];
+  }
+  return order;
+}
+
+/** A small deterministic generator (mulberry32), so a run's sample order can be reproduced. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = Math.imul(state ^ (state >>> 15), 1 | state);
+    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
   };
 }

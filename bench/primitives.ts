@@ -9,7 +9,13 @@ import {
   historyLengths,
   signalHandledMs,
 } from './histories';
-import { clientTimed, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
+import {
+  clientTimed,
+  type BenchConfig,
+  type OperationBenchmark,
+  type TimedOperation,
+  nowMs,
+} from './measure';
 import {
   echoUpdate,
   nextItemUpdate,
@@ -84,7 +90,7 @@ export function childStartBenchmark(context: BenchContext): OperationBenchmark {
   let count = 0;
   const startOne = async (): Promise<TimedOperation & { childId: string }> => {
     const childId = `bench-${context.runId}-child-${count++}`;
-    const startMs = Date.now();
+    const startMs = nowMs();
     await parent.executeUpdate(startBenchChildUpdate, { args: [childId] });
     const completedMs = () => awaitHistoryTime(context.client, childId, firstTaskCompletedMs);
     return { startMs, completedMs, childId };
@@ -112,7 +118,7 @@ export function signalBenchmark(context: BenchContext): OperationBenchmark {
   let count = 0;
   const sendOne = async (): Promise<TimedOperation> => {
     const item = count++;
-    const startMs = Date.now();
+    const startMs = nowMs();
     await target.signal(pushSignal, item);
     return {
       startMs,
@@ -149,9 +155,9 @@ export function relayBenchmark(context: BenchContext, observed: 'delivery' | 're
   let count = 0;
   const relayOne = async (): Promise<TimedOperation> => {
     const item = count++;
-    const startMs = Date.now();
+    const startMs = nowMs();
     await relay.executeUpdate(relayUpdate, { args: [target.workflowId, item] });
-    const endMs = Date.now();
+    const endMs = nowMs();
     return {
       startMs,
       completedMs: async () =>

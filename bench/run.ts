@@ -16,7 +16,7 @@ import {
   spawnBenchmark,
 } from './agents-kit-ops';
 import { openBench } from './harness';
-import { measure, type BenchConfig, type OperationBenchmark, type OperationResult } from './measure';
+import { measureGroup, type BenchConfig, type OperationBenchmark, type OperationResult } from './measure';
 import {
   childStartBenchmark,
   longPollBenchmark,
@@ -47,6 +47,7 @@ function readConfig(): { config: BenchConfig; stockServer: boolean; stepsPerTurn
     'concurrency',
     'cost-ops',
     'settle-ms',
+    'gap-ms',
     'steps-per-turn',
   ] as const;
   const { values } = parseArgs({
@@ -78,6 +79,7 @@ function readConfig(): { config: BenchConfig; stockServer: boolean; stepsPerTurn
       concurrency: read('concurrency', 4, 1),
       costOps: read('cost-ops', 5, 1),
       settleMs: read('settle-ms', 30, 0),
+      gapMs: read('gap-ms', 100, 0),
     },
     // The server's own transfer-queue read rate (20/s per shard) and an fsync per SQLite commit instead
     // of ours, to show their effect.
@@ -87,7 +89,7 @@ function readConfig(): { config: BenchConfig; stockServer: boolean; stepsPerTurn
   };
 }
 
-/** The rows of a group, in order: each agents-kit operation right after its primitive (same load). */
+/** The rows of a group; their latency samples are taken round-robin (measureGroup). */
 function benchmarksOf(group: Group, context: BenchContext, stepsPerTurn: number): OperationBenchmark[] {
   switch (group) {
     case 'ops':
@@ -155,19 +157,19 @@ async function main(): Promise<void> {
     });
     temporal = bench.temporal;
     try {
-      for (const benchmark of plan.groups.flatMap((group) =>
-        benchmarksOf(group, bench.context, stepsPerTurn),
-      )) {
-        const began = Date.now();
-        const result = await measure(benchmark, config);
-        results.push(result);
-        log(
-          `${result.name}: p50 ${result.latency.p50} ms, p95 ${result.latency.p95}, p99 ${result.latency.p99}, ` +
-            `${result.throughputOpsPerSec} ops/s, ${result.cost.events} events, ${result.cost.actions} actions/op` +
-            (result.step
-              ? `; turn p50 ${result.step.turnLatency.p50} ms, ${result.step.rootSignalsBetweenSteps} root signals between steps`
-              : '') +
-            ` (${Math.round((Date.now() - began) / 1000)} s)`,
+      for (const group of plan.groups) {
+        const rows = benchmarksOf(group, bench.context, stepsPerTurn);
+        results.push(
+          ...(await measureGroup(rows, config, (result, seconds) =>
+            log(
+              `${result.name}: p50 ${result.latency.p50} ms, p95 ${result.latency.p95}, p99 ${result.latency.p99}, ` +
+                `${result.throughputOpsPerSec} ops/s, ${result.cost.events} events, ${result.cost.actions} actions/op` +
+                (result.step
+                  ? `; turn p50 ${result.step.turnLatency.p50} ms, ${result.step.rootSignalsBetweenSteps} root signals between steps`
+                  : '') +
+                ` (${seconds} s)`,
+            ),
+          )),
         );
       }
     } finally {
