@@ -105,17 +105,12 @@ export async function awaitQuiet(
   quietMs = 800,
   timeoutMs = 30_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  let stableSince = Date.now();
-  while (Date.now() < deadline) {
-    const lengths = [...(await historyLengths(client, workflowIds)).values()].join(',');
-    if (lengths !== last) {
-      last = lengths;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= quietMs) return;
-    await delay(100);
-  }
+  await untilUnchanged(
+    async () => [...(await historyLengths(client, workflowIds)).values()].join(','),
+    quietMs,
+    timeoutMs,
+    100,
+  );
 }
 
 /** Events and actions the workflows recorded after the lengths in `before` (all of a new workflow's). */
@@ -142,25 +137,45 @@ export async function awaitSettled(
   quietMs = 150,
   timeoutMs = 30_000,
 ): Promise<void> {
+  const stateOf = async (id: string): Promise<string | undefined> => {
+    try {
+      const description = await client.workflow.getHandle(id).describe();
+      if (description.raw.pendingWorkflowTask) return undefined;
+      return `${description.runId}:${description.historyLength}`;
+    } catch {
+      return 'absent';
+    }
+  };
+  await untilUnchanged(
+    async () => {
+      const states = await Promise.all(workflowIds.map(stateOf));
+      return states.includes(undefined) ? undefined : states.join(',');
+    },
+    quietMs,
+    timeoutMs,
+    25,
+  );
+}
+
+/**
+ * Polls `read` every `pollMs` until it has answered the same state for `quietMs` (undefined: busy, never
+ * settled), or `timeoutMs` has passed.
+ */
+async function untilUnchanged(
+  read: () => Promise<string | undefined>,
+  quietMs: number,
+  timeoutMs: number,
+  pollMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let last = '';
+  let last: string | undefined;
   let stableSince = Date.now();
   while (Date.now() < deadline) {
-    const states = await Promise.all(
-      workflowIds.map(async (id) => {
-        try {
-          const description = await client.workflow.getHandle(id).describe();
-          return `${description.runId}:${description.historyLength}:${description.raw.pendingWorkflowTask ? 'busy' : ''}`;
-        } catch {
-          return 'absent';
-        }
-      }),
-    );
-    const state = states.join(',');
-    if (state !== last || state.includes('busy')) {
+    const state = await read();
+    if (state === undefined || state !== last) {
       last = state;
       stableSince = Date.now();
     } else if (Date.now() - stableSince >= quietMs) return;
-    await delay(25);
+    await delay(pollMs);
   }
 }

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { HistoryCost } from './actions';
-import { summarizeLatencies, throughput, withoutWarmup, type LatencySummary } from './stats';
+import { seededRandom, summarizeLatencies, throughput, withoutWarmup, type LatencySummary } from './stats';
 
 /** How much to measure; every count can be set by environment variable or flag (see run.ts). */
 export interface BenchConfig {
@@ -35,7 +35,7 @@ export interface TimedOperation {
 
 /**
  * Epoch milliseconds with a fraction, from the monotonic clock: client-observed samples are ~20 ms, and
- * `Date.now()`'s whole milliseconds would round a ratio by up to 5%. History event times (the server's
+ * `Date.now()`'s whole milliseconds would round a ratio by up to 6%. History event times (the server's
  * clock, nanoseconds) are compared on the same scale.
  */
 export const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -169,6 +169,7 @@ export async function measureGroup(
   for (const benchmark of benchmarks) await benchmark.setup(config);
   const latencies = benchmarks.map((): number[] => []);
   const began = Date.now();
+  // Seeded, so a run's sample order can be reproduced.
   const random = seededRandom(benchmarks.length);
   for (let index = 0; index < config.warmup + config.iterations; index++) {
     for (const row of shuffled(benchmarks.length, random)) {
@@ -227,15 +228,4 @@ function shuffled(count: number, random: () => number): number[] {
     [order[index], order[other]] = [order[other]!, order[index]!];
   }
   return order;
-}
-
-/** A small deterministic generator (mulberry32), so a run's sample order can be reproduced. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = Math.imul(state ^ (state >>> 15), 1 | state);
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -89,7 +89,7 @@ function readConfig(): { config: BenchConfig; stockServer: boolean; stepsPerTurn
   };
 }
 
-/** The rows of a group; their latency samples are taken round-robin (measureGroup). */
+/** The rows of a group; their latency samples are taken round by round, shuffled (measureGroup). */
 function benchmarksOf(group: Group, context: BenchContext, stepsPerTurn: number): OperationBenchmark[] {
   switch (group) {
     case 'ops':

@@ -63,3 +63,14 @@ export function ratio(value: number, reference: number): number | undefined {
   if (reference === 0) return undefined;
   return Math.round((value / reference) * 100) / 100;
 }
+
+/** A small seeded generator (mulberry32): the same seed gives the same sequence in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = Math.imul(state ^ (state >>> 15), 1 | state);
+    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}

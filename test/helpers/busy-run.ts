@@ -12,19 +12,12 @@ import { ErrorKind, KitError } from '../../domain/errors';
 import { newId, relatedId } from '../../domain/ids';
 import { mailboxQuery } from '../../domain/messages';
 import type { AgentThread, SpawnRequestInput } from '../../domain/schemas';
+import { seededRandom } from '../../bench/stats';
 import type { LogEntry } from './checker';
 import { eventually } from './runs';
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same fault moments. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = Math.imul(state ^ (state >>> 15), 1 | state);
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The same seed gives the same fault moments. */
+export { seededRandom };
 
 export interface BusyRunOptions {
   client: Client;
