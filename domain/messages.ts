@@ -113,6 +113,6 @@ export const firstTurnUpdate = defineUpdate<TurnOutcome | null, [Capability]>('f
 export const resolveInteractionUpdate = defineUpdate<
   InteractionResolution,
   [Capability, ResolveInteractionRequest]
->('resolve-interaction');
+>(updateNameOf('resolve'));
 /** A thread's own current record (served by the thread's own workflow). */
 export const threadQuery = defineQuery<AgentThread>('thread');

@@ -8,6 +8,7 @@ import {
   waitAgentsTool,
   type AgentToolDefinition,
 } from './agent-tools';
+import { InteractionResolution, ResolveInteractionRequest } from './conversation-schemas';
 import { ThreadId } from './ids';
 import {
   AgentThread,
@@ -99,6 +100,16 @@ export const controlOperations = {
   'load-thread': { owner: 'root', args: threadIdArg, query: 'load-thread' },
   'list-threads': { owner: 'root', args: {}, tool: listAgentsTool, query: 'list-threads' },
   interrupt: { owner: 'target', args: threadIdArg, tool: interruptAgentTool, update: 'interrupt' },
+  /**
+   * SPEC S5.4: answer one of the thread's pending interactions, at the thread that asked (its own
+   * capability or an ancestor's). A client's update names the thread by the workflow it calls, so its
+   * arguments are the capability and `request`; another workflow's request names it in `threadId`.
+   */
+  resolve: {
+    owner: 'target',
+    args: { threadId: z.string(), request: ResolveInteractionRequest },
+    update: 'resolve-interaction',
+  },
   close: { owner: 'root', args: threadIdArg, tool: closeAgentTool, update: 'close-thread' },
   /** A model call's tokens charged to the budget (a thread without an allowance). */
   charge: { owner: 'root', args: { tokens: z.number().int().min(0).max(1e12) } },
@@ -127,6 +138,7 @@ export interface ControlResults {
   'list-threads': AgentThread[];
   wait: WaitResult;
   interrupt: AgentInterruptReceipt;
+  resolve: InteractionResolution;
   close: AgentThread[];
   charge: { remaining: number };
   reserve: { granted: number; remaining: number };
@@ -179,7 +191,9 @@ const updateRows = operationTypes.filter((type) => (controlOperations[type] as O
 export const threadUpdateTypes = updateRows.filter(
   (type) => operationOwners[type] !== 'root',
 ) as ThreadUpdateType[];
-export const rootUpdateTypes = updateRows.filter((type) => operationOwners[type] === 'root') as RootUpdateType[];
+export const rootUpdateTypes = updateRows.filter(
+  (type) => operationOwners[type] === 'root',
+) as RootUpdateType[];
 
 /** The workflow id that owns `operation` in the run of `rootId` (thread workflow ids are thread ids). */
 export function ownerOf(operation: ControlOperation, rootId: ThreadId): string {

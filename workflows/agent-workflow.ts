@@ -142,7 +142,6 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     { interactionTimeoutMs: input.interactionTimeoutMs, retentionMs: input.conversationRetentionMs },
     authority,
     resume?.resolutions,
-    lifetime,
     budget,
   );
   conversation.open(!resume);
@@ -190,6 +189,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       closing: () => loop.stopping,
       requestTurn: () => loop.requestTurn(),
       interrupt: () => loop.interrupt(),
+      interactions: conversation.interactions,
     },
     recent,
     lifetime,

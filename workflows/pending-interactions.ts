@@ -1,4 +1,4 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
 import { canonicalJson, sha256Hex } from '../domain/bytes';
 import type { Capability } from '../domain/capability';
 import {
@@ -11,17 +11,15 @@ import {
 import { checkUpdateBytes } from '../domain/answer-bounds';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { relatedId } from '../domain/ids';
-import { resolveInteractionUpdate } from '../domain/messages';
 import type { AgentThread } from '../domain/schemas';
-import { guarded } from './failures';
-import type { RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 
 const answerFingerprint = (answer: InteractionAnswer) => sha256Hex(canonicalJson(answer));
 
 /**
  * The interactions a thread waits on (SPEC S3.1, S5.4): the thread that asked takes the answer, by the
- * `resolve-interaction` update, from a proven caller (itself or an ancestor), checked against the
+ * operation table's `resolve` (a client's update or another workflow's control request, served by
+ * ThreadOperations), from a proven caller (itself or an ancestor), checked against the
  * interaction's kind; then it wakes and settles the item in its conversation and the root's mirror.
  * Resolving again with the same answer returns the same resolution; another answer is a Conflict.
  */
@@ -35,26 +33,18 @@ export class PendingInteractions {
     private readonly thread: () => AgentThread,
     carried: readonly RememberedResolution[],
     private readonly settle: (resolution: InteractionResolution) => void,
-    private readonly lifetime?: RunLifetime,
   ) {
     for (const entry of carried) this.resolved.set(entry.resolution.requestId, entry);
   }
 
-  register(): void {
-    setHandler(
-      resolveInteractionUpdate,
-      guarded((capability: Capability, request: ResolveInteractionRequest) => {
-        this.lifetime?.count();
-        return this.resolve(capability, request);
-      }),
-      {
-        validator: guarded((capability: unknown, request: unknown) => {
-          this.lifetime?.refuseWhileReleasing();
-          this.check(capability, parseInput(ResolveInteractionRequest, request, 'resolve request'));
-          checkUpdateBytes(request, 'resolve request');
-        }),
-      },
-    );
+  /**
+   * The `resolve` operation's check (SPEC S2.4: in the update's validator, changing nothing): the caller
+   * is proven and may answer for this thread, the request is well-formed, bounded, and names an
+   * interaction this thread waits on (or resolved lately) with an answer of its kind.
+   */
+  checkResolve(capability: unknown, request: unknown): void {
+    this.check(capability, parseInput(ResolveInteractionRequest, request, 'resolve request'));
+    checkUpdateBytes(request, 'resolve request');
   }
 
   /** Waits for the answer to `requestId`; undefined when none came within `timeoutMs`. */
@@ -84,7 +74,8 @@ export class PendingInteractions {
     return [...this.resolved.values()];
   }
 
-  private resolve(capability: Capability, raw: ResolveInteractionRequest): InteractionResolution {
+  /** SPEC S5.4: takes the answer (checked again: a workflow's request has no validator) and settles it. */
+  resolve(capability: unknown, raw: unknown): InteractionResolution {
     const request = parseInput(ResolveInteractionRequest, raw, 'resolve request');
     const { caller, earlier } = this.check(capability, request);
     if (earlier) return { ...earlier.resolution, answer: request.answer };

@@ -67,3 +67,19 @@ export async function waitForTurns(
     })),
   };
 }
+
+/**
+ * SPEC S5.4: a thread's interactions are answered at its own workflow, by itself or an ancestor. The
+ * root's are answered by its own capability (a client's update); a thread of the tree is never its
+ * ancestor, and another thread's interaction is not the root run's to answer.
+ */
+export const resolveRefusal = (rootId: string, scope: ControlScope, threadId: string): KitError =>
+  threadId === rootId
+    ? new KitError(
+        ErrorKind.PermissionDenied,
+        `thread ${scope.threadId} may not answer the root's interactions`,
+      )
+    : new KitError(
+        ErrorKind.InvalidState,
+        `resolve ${threadId}'s interactions at its own workflow, not the root run's`,
+      );

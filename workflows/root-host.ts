@@ -28,7 +28,7 @@ import {
 } from '../domain/schemas';
 import { ControlTransport } from './control-transport';
 import { RunLifetime } from './run-lifetime';
-import { rootControlsFor, waitForTurns } from './root-controls';
+import { resolveRefusal, rootControlsFor, waitForTurns } from './root-controls';
 import type { AgentControls } from './kernel';
 import { rootThreadStarter, type ThreadStarter } from './thread-starter';
 import type { TaskBudget } from './task-budget';
@@ -280,6 +280,8 @@ export class RootHost {
         return this.interrupt(scope, operation.threadId);
       case 'close':
         return this.close(scope, operation.threadId);
+      case 'resolve':
+        throw resolveRefusal(this.state.rootId, scope, operation.threadId);
       case 'charge':
         return this.state.charge(scope, operation.tokens);
       case 'reserve':

@@ -123,7 +123,6 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     },
     authority,
     resume?.resolutions,
-    host.lifetime,
     answers,
   );
   conversation.open(!resume);
@@ -193,6 +192,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       closing: () => loop.stopping,
       requestTurn: () => loop.requestTurn(),
       interrupt: () => loop.interrupt(),
+      interactions: conversation.interactions,
       checkSender: (caller, request) =>
         state.checkMessage({ rootId: caller.rootId, threadId: caller.threadId }, request),
     },

@@ -23,7 +23,6 @@ import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
 import { PendingInteractions } from './pending-interactions';
-import type { RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 import { TaskBudget } from './task-budget';
 import { jsonBytes } from '../domain/bytes';
@@ -78,18 +77,13 @@ export class ThreadConversation {
     private readonly settings: { interactionTimeoutMs: number; retentionMs: number },
     private readonly authority: ThreadAuthority,
     resolutions: readonly RememberedResolution[] = [],
-    lifetime?: RunLifetime,
     /** What the workflow's task may still send (SPEC S3.10: a batch may be hundreds of kB). */
     private readonly budget = new TaskBudget(),
   ) {
     this.conversationId = relatedId('conversation', thread().id);
     this.rootConversationId = relatedId('conversation', thread().rootId);
-    this.interactions = new PendingInteractions(
-      authority,
-      thread,
-      resolutions,
-      (resolution) => this.settle(resolution),
-      lifetime,
+    this.interactions = new PendingInteractions(authority, thread, resolutions, (resolution) =>
+      this.settle(resolution),
     );
   }
 
@@ -105,11 +99,10 @@ export class ThreadConversation {
   }
 
   /**
-   * Registers the resolve update; on a thread's first run, starts its conversation workflow at the end
-   * of this activation, with what the thread published in it (its first turn's start) as its input.
+   * On a thread's first run, starts its conversation workflow at the end of this activation, with what
+   * the thread published in it (its first turn's start) as its input.
    */
   open(firstRun: boolean): void {
-    this.interactions.register();
     if (!firstRun) return;
     // Publishing waits for the start: the first batch travels in it, later ones follow in order.
     this.publishing = true;

@@ -12,6 +12,7 @@ import { updateKey, type RunLifetime } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 import { isThreadOperation, threadUpdateTypes, type ThreadUpdateType } from '../domain/operations';
 import { registerOperationUpdates, type UpdateBody } from './operation-updates';
+import type { PendingInteractions } from './pending-interactions';
 
 /** A thread operation with no case above: a compile error, since the table gave it to threads. */
 const unhandled = (operation: never): never => {
@@ -26,6 +27,8 @@ export interface ThreadOperationPorts {
   closing(): boolean;
   requestTurn(): void;
   interrupt(): { cancellationRequested: boolean; interruptedTurn?: number };
+  /** The interactions it waits on (SPEC S5.4): the `resolve` operation's check and effect. */
+  interactions: Pick<PendingInteractions, 'checkResolve' | 'resolve'>;
   /** More the owner checks of a sender it knows (the root run knows every thread's status). */
   checkSender?(caller: Capability, request: SendMessageRequest): void;
 }
@@ -34,8 +37,8 @@ export interface ThreadOperationPorts {
 type Remembered = Omit<InterAgentMessage, 'content'>;
 
 /**
- * The operations a thread's own workflow owns (SPEC S3.1): sendMessage to it (it numbers its mailbox)
- * and interrupt of its turn. Clients reach them by update, other workflows by `control-request`; the
+ * The operations a thread's own workflow owns (SPEC S3.1): sendMessage to it (it numbers its mailbox),
+ * interrupt of its turn and resolve of the interactions it waits on. Clients reach them by update, other workflows by `control-request`; the
  * caller's capability is checked before anything changes (SPEC S3.9), and a retried update or request
  * id answers what the first attempt did, also across continue-as-new (SPEC S3.10).
  */
@@ -63,6 +66,11 @@ export class ThreadOperations {
     interrupt: {
       check: (capability, threadId) => this.checkInterrupt(capability, threadId),
       perform: (capability, threadId) => this.interrupt(capability, threadId, updateKey()),
+    },
+    // Idempotent by its request id (the same answer gets the same resolution), so no answer log.
+    resolve: {
+      check: (capability, request) => this.ports.interactions.checkResolve(capability, request),
+      perform: (capability, request) => this.ports.interactions.resolve(capability, request),
     },
   };
 
@@ -137,11 +145,16 @@ export class ThreadOperations {
 
   private checkInterrupt(capability: unknown, threadId: unknown): void {
     const caller = this.authority.caller(capability);
+    this.checkTarget(threadId);
+    this.authority.checkMayInterrupt(caller, this.ports.thread().path);
+  }
+
+  /** An operation that names its target thread is sent to that thread's own workflow. */
+  private checkTarget(threadId: unknown): void {
     const id = parseId('thread', threadId, 'threadId');
     const thread = this.ports.thread();
     if (id !== thread.id)
       throw new KitError(ErrorKind.InvalidState, `this is the workflow of ${thread.id}, not of ${id}`);
-    this.authority.checkMayInterrupt(caller, thread.path);
   }
 
   /**
@@ -178,6 +191,9 @@ export class ThreadOperations {
           }
           case 'interrupt':
             return this.interrupt(request.from, operation.threadId, key);
+          case 'resolve':
+            this.checkTarget(operation.threadId);
+            return this.ports.interactions.resolve(request.from, operation.request);
           default:
             return unhandled(operation);
         }

@@ -1,7 +1,7 @@
 // SPEC S4 / issue 17: one table of control operations; the union, routing, tools and update names come
 // from it.
 import { ErrorKind, parseInput } from '../../domain/errors';
-import { sendMessageUpdate, spawnUpdate, waitUpdate } from '../../domain/messages';
+import { resolveInteractionUpdate, sendMessageUpdate, spawnUpdate, waitUpdate } from '../../domain/messages';
 import {
   ControlOperation,
   controlOperations,
@@ -55,9 +55,16 @@ test('operations go to their owner: messages to the recipient, interrupts to the
   expect(isThreadOperation(send)).toBe(true);
   expect(isThreadOperation(ControlOperation.parse({ type: 'interrupt', threadId: child }))).toBe(true);
   expect(isThreadOperation(ControlOperation.parse({ type: 'close', threadId: child }))).toBe(false);
+  const resolve = ControlOperation.parse({
+    type: 'resolve',
+    threadId: child,
+    request: { requestId: `request_${'2'.repeat(32)}`, answer: { type: 'approval', approved: true } },
+  });
+  expect(ownerOf(resolve, root)).toBe(child);
   expect(operationTypes.filter((type) => operationOwners[type] !== 'root')).toEqual([
     'send-message',
     'interrupt',
+    'resolve',
   ]);
 });
 
@@ -79,16 +86,17 @@ test("the union takes exactly each row's arguments", () => {
 });
 
 test('client updates carry the wire names of their rows', () => {
-  expect([spawnUpdate.name, sendMessageUpdate.name, waitUpdate.name]).toEqual([
+  expect([spawnUpdate.name, sendMessageUpdate.name, waitUpdate.name, resolveInteractionUpdate.name]).toEqual([
     'spawn',
     'send-message',
     'wait',
+    'resolve-interaction',
   ]);
 });
 
 test("each workflow serves the client updates of the rows its owner has: a thread's, and the root run's", () => {
   // The root run also serves the thread updates for the root thread itself (its mailbox, its turn).
-  expect(threadUpdateTypes).toEqual(['send-message', 'interrupt']);
+  expect(threadUpdateTypes).toEqual(['send-message', 'interrupt', 'resolve']);
   expect(rootUpdateTypes).toEqual(['spawn', 'spawn-remote', 'wait', 'close']);
   for (const type of [...threadUpdateTypes, ...rootUpdateTypes])
     expect('update' in controlOperations[type]).toBe(true);

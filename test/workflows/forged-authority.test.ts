@@ -9,6 +9,7 @@ import type { Capability } from '../../domain/capability';
 import { relatedId } from '../../domain/ids';
 import { resolveInteractionUpdate } from '../../domain/messages';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
+import { failedTasks, historyEvents } from '../helpers/task-answers';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -280,5 +281,75 @@ test('a thread’s conversation is read, acknowledged and closed, and the thread
   ).toMatchObject({
     closed: true,
   });
+  await service.shutdown();
+}, 120_000);
+
+test('another workflow of the tree answers by control request: a sibling’s, a misrouted and a wrong-kind answer change nothing; an ancestor’s wakes the asker', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const root = service.rootControls();
+  const asker = await root.spawn({ task: 'ask', name: 'asker', kernel: asksFirst });
+  const sibling = await root.spawn({ task: 'stand by', name: 'sibling' });
+  await eventually(
+    () => conversationSummary(temporal.client, asker.conversationId),
+    (summary) => summary.pendingInteractions === 1,
+    'the approval to be published',
+  );
+  const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
+  const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
+    taskQueue,
+    capability: service.rootCapability,
+  });
+  let interaction = await receiver.recv();
+  while (interaction && interaction.body.type !== 'interaction') interaction = await receiver.recv();
+  await receiver.dispose();
+  if (interaction?.body.type !== 'interaction') throw new Error('no interaction');
+  const { requestId } = interaction.body;
+  const approve = { type: 'approval' as const, approved: true };
+  const ask = (from: Capability, operationId: string, operation: Record<string, unknown>) =>
+    signal(temporal.client, asker.id, 'control-request', { from, operationId, operation });
+
+  await ask(await service.capabilityOf(sibling.id), 'by-sibling', {
+    type: 'resolve',
+    threadId: asker.id,
+    request: { requestId, answer: approve },
+  });
+  await ask(service.rootCapability, 'misrouted', {
+    type: 'resolve',
+    threadId: sibling.id,
+    request: { requestId, answer: approve },
+  });
+  await ask(service.rootCapability, 'wrong-kind', {
+    type: 'resolve',
+    threadId: asker.id,
+    request: { requestId, answer: { type: 'question', text: 'yes' } },
+  });
+  // The refusals went back to their senders; the asker still waits, its approval still pending.
+  await eventually(
+    () => historyEvents(temporal.client, asker.id),
+    (events) => events.filter((event) => event.workflowExecutionSignaledEventAttributes).length >= 3,
+    'the three requests to reach the asker',
+  );
+  expect(await conversationSummary(temporal.client, asker.conversationId)).toMatchObject({
+    pendingInteractions: 1,
+    resolvedInteractions: 0,
+  });
+  expect((await root.loadThread(asker.id))?.turnsCompleted).toBe(0);
+
+  await ask(service.rootCapability, 'by-root', {
+    type: 'resolve',
+    threadId: asker.id,
+    request: { requestId, answer: approve, name: 'the root agent' },
+  });
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('answer was approved');
+  await eventually(
+    () => conversationSummary(temporal.client, asker.conversationId),
+    (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 1,
+    'the answer settled in the asker conversation',
+  );
+  // The client's update now finds it answered by the root, with the same answer.
+  expect(
+    await resolveNotification(temporal.client, interaction, approve, { capability: service.rootCapability }),
+  ).toMatchObject({ requestId, resolvedBy: { threadId: service.rootThreadId, name: 'the root agent' } });
+  expect(failedTasks(await historyEvents(temporal.client, asker.id))).toEqual([]);
   await service.shutdown();
 }, 120_000);
