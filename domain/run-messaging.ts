@@ -1,4 +1,3 @@
-import { ErrorKind, KitError, parseInput } from './errors';
 import { Mailbox, rootMailboxLimits } from './mailbox';
 import { closed, denied } from './run-errors';
 import type { RunSnapshot, ThreadRecord } from './run-snapshot';
@@ -54,34 +53,6 @@ export class RunMessaging {
         `thread ${recipient.thread.path} is ${recipient.thread.status}: it takes no more messages`,
       );
     return { sender, recipient };
-  }
-
-  /**
-   * Admits a message to the root's mailbox (SPEC S4.3): its id, sequence number and timestamp, or
-   * QuotaExceeded past the root's limits. Messages to other threads are numbered by their workflows.
-   */
-  prepare(
-    scope: ControlScope,
-    rawRequest: unknown,
-    messageId: `message_${string}`,
-    now: string,
-  ): InterAgentMessage {
-    const request = parseInput(SendMessageRequest, rawRequest, 'message');
-    const { sender, recipient } = this.check(scope, request);
-    if (recipient.thread.id !== this.registry.rootId)
-      throw new KitError(
-        ErrorKind.InvalidState,
-        `a message to ${recipient.thread.path} is numbered by its own workflow, not the root run`,
-      );
-    const draft = {
-      id: messageId,
-      sender: sender.thread.id,
-      recipient: recipient.thread.id,
-      content: request.content,
-    };
-    const refusal = this.rootMailbox.refusal(recipient.thread.path, draft);
-    if (refusal) throw refusal;
-    return this.rootMailbox.admit({ ...draft, triggerTurn: request.triggerTurn, sentAt: now });
   }
 
   /** SPEC S3.7: drain the root mailbox in order, once, for the root's `turn`. Only the root's scope may. */

@@ -168,16 +168,6 @@ export class RootRunState {
     return this.admission.remoteTaskQueue(target);
   }
 
-  /** A message to the root (SPEC S4.3): admitted to the root's mailbox, or QuotaExceeded past its limits. */
-  prepareMessage(
-    scope: ControlScope,
-    rawRequest: unknown,
-    messageId: `message_${string}`,
-    now: string,
-  ): InterAgentMessage {
-    return this.messaging.prepare(scope, rawRequest, messageId, now);
-  }
-
   /** The root's own mailbox: its workflow serves client messages to it like any thread's (SPEC S3.1). */
   get rootMailbox(): Mailbox {
     return this.messaging.rootMailbox;

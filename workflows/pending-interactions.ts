@@ -77,6 +77,7 @@ export class PendingInteractions {
   /** SPEC S5.4: takes the answer (checked again: a workflow's request has no validator) and settles it. */
   resolve(capability: unknown, raw: unknown): InteractionResolution {
     const request = parseInput(ResolveInteractionRequest, raw, 'resolve request');
+    checkUpdateBytes(raw, 'resolve request');
     const { caller, earlier } = this.check(capability, request);
     if (earlier) return { ...earlier.resolution, answer: request.answer };
     this.answers.set(request.requestId, request.answer);

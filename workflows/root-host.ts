@@ -12,11 +12,10 @@ import {
   type ReconcileResult,
   type ShutdownReport,
 } from '../domain/control';
-import { jsonBytes } from '../domain/bytes';
-import { carryBudgetBytes } from '../domain/run-snapshot';
 import { RecentAnswerLog, rootRememberedAnswers, type RecentAnswer } from '../domain/recent-answers';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId } from '../domain/ids';
+import { isThreadOperation, ownerOf } from '../domain/operations';
 import { closeThreadSignal, controlResponseSignal } from '../domain/messages';
 import type { RootRunState, ThreadRecord } from '../domain/run-state';
 import {
@@ -32,6 +31,8 @@ import { resolveRefusal, rootControlsFor, waitForTurns } from './root-controls';
 import type { AgentControls } from './kernel';
 import { rootThreadStarter, type ThreadStarter } from './thread-starter';
 import type { TaskBudget } from './task-budget';
+import type { ThreadOperations } from './thread-operations';
+import { RootCarry } from './root-carry';
 import { fittedAnswer } from '../domain/answer-bounds';
 
 /**
@@ -45,17 +46,14 @@ export class RootHost {
 
   /** When the run continues as new; while it is releasing, control requests queue up and long polls answer early. */
   readonly lifetime: RunLifetime;
-  private readonly queued: ControlRequest[] = [];
-  private readonly outbox: OutboxItem[] = [];
-  /** Bytes of `queued` and `outbox`, at most {@link carryBudgetBytes}. */
-  private carriedBytes = 0;
+  private readonly carry: RootCarry;
   private shutdownDone: Promise<ShutdownReport> | undefined;
+  private rootThread: Pick<ThreadOperations, 'perform'> | undefined;
   private readonly starter: ThreadStarter;
 
   constructor(
     readonly state: RootRunState,
     private readonly root: {
-      onMessage(message: InterAgentMessage): void;
       interrupt(): { cancellationRequested: boolean; interruptedTurn?: number };
       stop(): void;
       /** The root turn whose kernel may use root controls; older contexts are stale (SPEC S3.8). */
@@ -76,6 +74,7 @@ export class RootHost {
     },
   ) {
     this.lifetime = new RunLifetime(options.continueAsNewAfterEvents);
+    this.carry = new RootCarry(this.lifetime);
     this.starter = rootThreadStarter(
       this.state,
       () => ({
@@ -110,22 +109,11 @@ export class RootHost {
     operations: number;
   } {
     return {
-      queued: [...this.queued],
-      outbox: [...this.outbox],
+      queued: [...this.carry.queued],
+      outbox: [...this.carry.outbox],
       recent: this.recent.snapshot(),
       operations: this.transport.operations,
     };
-  }
-
-  /**
-   * Whether something of `bytes` may still be carried into the next run. Past the budget, requests and
-   * side effects are handled in this run instead, before it continues as new: eight legal 440 kB spawns
-   * carried together made an input over 2 MiB, and the server terminated the root.
-   */
-  private carries(bytes: number): boolean {
-    if (!this.lifetime.releasing || this.carriedBytes + bytes > carryBudgetBytes) return false;
-    this.carriedBytes += bytes;
-    return true;
   }
 
   /**
@@ -133,10 +121,7 @@ export class RootHost {
    * run, so a steady stream of requests can never keep the run from continuing-as-new.
    */
   private perform(item: OutboxItem): void {
-    if (this.carries(jsonBytes(item))) {
-      this.outbox.push(item);
-      return;
-    }
+    if (this.carry.keepEffect(item)) return;
     switch (item.type) {
       case 'start':
         return this.startThread(this.state.record(item.threadId)!, item.spec);
@@ -160,11 +145,7 @@ export class RootHost {
    * is about to continue-as-new. A request id seen lately is answered as it was, not applied again.
    */
   accept(request: ControlRequest): void {
-    if (this.carries(jsonBytes(request))) {
-      this.queued.push(request);
-      return;
-    }
-    this.answer(request);
+    if (!this.carry.keepRequest(request)) this.answer(request);
   }
 
   /**
@@ -248,19 +229,26 @@ export class RootHost {
     return (await this.dispatch(scope, rawOperation)) as ControlResults[Type];
   }
 
+  /** `request`: the tree's request it came in, when it did (root controls are the root's own). */
   private async dispatch(
     scope: ControlScope,
     rawOperation: unknown,
+    request?: ControlRequest,
   ): Promise<ControlResults[keyof ControlResults]> {
     const operation = parseInput(ControlOperation, rawOperation, 'control operation');
     // SPEC S3.10: an answer fits one payload, and the answers of one workflow task fit the task.
-    return this.options.answers.fit(fittedAnswer(operation.type, await this.operate(scope, operation)));
+    return this.options.answers.fit(
+      fittedAnswer(operation.type, await this.operate(scope, operation, request)),
+    );
   }
 
   private async operate(
     scope: ControlScope,
     operation: ControlOperation,
+    request?: ControlRequest,
   ): Promise<ControlResults[keyof ControlResults]> {
+    // SPEC S3.1: the root is a thread like any other; its own operations take the same path as theirs.
+    if (request && this.ownedByRootThread(operation)) return this.asRootThread(request);
     switch (operation.type) {
       case 'spawn':
         return this.spawn(scope, operation.request, undefined);
@@ -302,8 +290,12 @@ export class RootHost {
       (async () => {
         let response;
         try {
-          const earlier = this.recent.find(key, request.operation);
-          const result = earlier !== undefined ? earlier : await this.dispatch(scope, request.operation);
+          // The root thread's own operations remember their answers themselves, as every thread's do.
+          const earlier = this.ownedByRootThread(request.operation)
+            ? undefined
+            : this.recent.find(key, request.operation);
+          const result =
+            earlier !== undefined ? earlier : await this.dispatch(scope, request.operation, request);
           // Spawns are remembered: a repeat must not admit a second thread. Reads and waits need not be.
           if (request.operation.type === 'spawn' || request.operation.type === 'spawn-remote')
             this.recent.remember(key, request.operation, result);
@@ -362,30 +354,36 @@ export class RootHost {
   }
 
   /**
-   * SPEC S4.3: the root run numbers the root's own mailbox; a message to any other thread is numbered by
-   * that thread's workflow (SPEC S3.1), which the root's controls ask directly.
+   * SPEC S4.3: a message from the root's controls, numbered by the recipient's workflow (SPEC S3.1); the
+   * root's own mailbox is numbered by its thread operations, like every thread's.
    */
   private async sendMessage(scope: ControlScope, rawRequest: unknown): Promise<InterAgentMessage> {
     const request = parseInput(SendMessageRequest, rawRequest, 'message');
-    if (request.recipient !== this.state.rootId) {
-      this.state.checkMessage(scope, request);
-      // Asked here by a thread only when the recipient's workflow is gone (it is not running).
-      if (scope.threadId !== this.state.rootId)
-        throw new KitError(ErrorKind.Closed, `thread ${request.recipient} has no running workflow`);
-      const sent = (await this.transport.call(request.recipient, {
-        type: 'send-message',
-        request,
-      })) as Omit<InterAgentMessage, 'content'>;
-      return { ...sent, content: request.content };
-    }
-    const message = this.state.prepareMessage(
-      scope,
+    // The root's controls may not message the root itself (it is not its own ancestor or descendant).
+    this.state.checkMessage(scope, request);
+    // Asked here by a thread only when the recipient's workflow is gone (it is not running).
+    if (scope.threadId !== this.state.rootId)
+      throw new KitError(ErrorKind.Closed, `thread ${request.recipient} has no running workflow`);
+    const sent = (await this.transport.call(request.recipient, {
+      type: 'send-message',
       request,
-      newId('message', uuid4),
-      new Date().toISOString(),
-    );
-    this.root.onMessage(message);
-    return message;
+    })) as Omit<InterAgentMessage, 'content'>;
+    return { ...sent, content: request.content };
+  }
+
+  private ownedByRootThread(operation: ControlOperation): boolean {
+    return isThreadOperation(operation) && ownerOf(operation, this.state.rootId) === this.state.rootId;
+  }
+
+  /** The root thread's own operations (its mailbox, its turn, its interactions), as any thread's. */
+  bindRootThread(operations: Pick<ThreadOperations, 'perform'>): void {
+    this.rootThread = operations;
+  }
+
+  private async asRootThread(request: ControlRequest): Promise<ControlResults[keyof ControlResults]> {
+    // A request carried from the last run is accepted while the run is still being made.
+    if (!this.rootThread) await condition(() => this.rootThread !== undefined);
+    return this.rootThread!.perform(request) as ControlResults[keyof ControlResults];
   }
 
   private track(work: Promise<void>): void {

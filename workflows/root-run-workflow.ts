@@ -17,6 +17,7 @@ import {
   interruptSignal,
   listThreadsQuery,
   loadThreadQuery,
+  mailboxQuery,
   runCountsQuery,
   runStateQuery,
   threadEventSignal,
@@ -78,9 +79,6 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   const host: RootHost = new RootHost(
     state,
     {
-      onMessage: (message) => {
-        if (message.triggerTurn) loop.requestTurn();
-      },
       interrupt: () => loop.interrupt(),
       stop: () => loop.stop(),
       currentTurn: () => loop.state.turn,
@@ -181,9 +179,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     admissionOpen: state.isAdmissionOpen,
   }));
   setHandler(threadQuery, () => state.root);
-  // The root is a thread like any other (SPEC S3.1): its mailbox and its turn take client updates through
-  // the same operations as every thread's workflow; the registry also knows whether the sender may send.
-  new ThreadOperations(
+  setHandler(mailboxQuery, () => ({ received: state.rootMailbox.view() }));
+  // The root is a thread like any other (SPEC S3.1): its mailbox, its turn and its interactions take
+  // client updates through the same operations as every thread's workflow; the registry also knows
+  // whether the sender may send.
+  const rootOperations = new ThreadOperations(
     authority,
     host.transport,
     {
@@ -198,7 +198,10 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     },
     host.recent,
     host.lifetime,
-  ).registerUpdates();
+  );
+  rootOperations.registerUpdates();
+  // Its requests from the tree too: a thread's request that names the root thread goes the same way.
+  host.bindRootThread(rootOperations);
   setHandler(interruptSignal, () => void loop.interrupt());
   host.transport.register();
   // Signals from the tree are taken only with a valid proof of the sender (SPEC S3.9); a signal cannot

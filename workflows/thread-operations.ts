@@ -174,30 +174,35 @@ export class ThreadOperations {
       log.warn('dropped a control request without a valid proof', { threadId: this.authority.threadId });
       return;
     }
+    track(this.transport.respond(request, async () => this.perform(request)));
+  }
+
+  /**
+   * Performs a proven control request's operation for its sender, another workflow of the tree: the
+   * same checks and effects as a client's update, and a repeated operation id answers as the first did.
+   * The root run's host hands it the requests that name the root thread itself.
+   */
+  perform(request: ControlRequest): unknown {
     const key = `${request.from.threadId}|${request.operationId}`;
     const { operation } = request;
-    track(
-      this.transport.respond(request, async () => {
-        if (!isThreadOperation(operation))
-          throw new KitError(
-            ErrorKind.InvalidState,
-            `${operation.type} is an operation of the root run, not of thread ${this.authority.threadId}`,
-          );
-        // Every operation the table gives a thread's workflow is handled here (the compiler checks).
-        switch (operation.type) {
-          case 'send-message': {
-            const { content: _content, ...withoutContent } = this.send(request.from, operation.request, key);
-            return withoutContent;
-          }
-          case 'interrupt':
-            return this.interrupt(request.from, operation.threadId, key);
-          case 'resolve':
-            this.checkTarget(operation.threadId);
-            return this.ports.interactions.resolve(request.from, operation.request);
-          default:
-            return unhandled(operation);
-        }
-      }),
-    );
+    if (!isThreadOperation(operation))
+      throw new KitError(
+        ErrorKind.InvalidState,
+        `${operation.type} is an operation of the root run, not of thread ${this.authority.threadId}`,
+      );
+    // Every operation the table gives a thread's workflow is handled here (the compiler checks).
+    switch (operation.type) {
+      case 'send-message': {
+        const { content: _content, ...withoutContent } = this.send(request.from, operation.request, key);
+        return withoutContent;
+      }
+      case 'interrupt':
+        return this.interrupt(request.from, operation.threadId, key);
+      case 'resolve':
+        this.checkTarget(operation.threadId);
+        return this.ports.interactions.resolve(request.from, operation.request);
+      default:
+        return unhandled(operation);
+    }
   }
 }

@@ -27,7 +27,7 @@ import {
   RootRunInput,
 } from '../../domain/schemas';
 import { ThreadWatch } from '../../workflows/thread-watch';
-import { kitErrorOf, newRun, now, scopeOf, spawn } from '../helpers/run-state';
+import { admitToRoot, kitErrorOf, newRun, now, scopeOf, spawn } from '../helpers/run-state';
 import { id, worst } from '../helpers/worst-case';
 
 const sender = id('thread', 1);
@@ -251,7 +251,8 @@ test("a root run's largest continue-as-new input stays under the budget", () => 
   for (const content of [worst(20_000), 'x']) {
     for (;;) {
       try {
-        state.prepareMessage(
+        admitToRoot(
+          state,
           scopeOf(state, parent),
           { recipient: state.rootId, content },
           newId('message', randomUUID),

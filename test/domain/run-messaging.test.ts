@@ -5,7 +5,16 @@ import { jsonBytes } from '../../domain/bytes';
 import { rootMailboxLimits } from '../../domain/mailbox';
 import { RootRunState } from '../../domain/run-state';
 import { maxMessageBytes } from '../../domain/schemas';
-import { durableSnapshot, kitErrorOf, newRun, now, restored, scopeOf, spawn } from '../helpers/run-state';
+import {
+  admitToRoot,
+  durableSnapshot,
+  kitErrorOf,
+  newRun,
+  now,
+  restored,
+  scopeOf,
+  spawn,
+} from '../helpers/run-state';
 import { message } from './run-state-events';
 
 describe('messages (SPEC S4.3, S3.7)', () => {
@@ -64,7 +73,8 @@ describe('messages (SPEC S4.3, S3.7)', () => {
     const seqs = [a.id, a1.id, b.id].map((from) => message(state, from, state.rootId).seq);
     expect(seqs).toEqual([1, 2, 3]);
     const toChild = kitErrorOf(() =>
-      state.prepareMessage(
+      admitToRoot(
+        state,
         scopeOf(state),
         { recipient: a.id, content: 'x' },
         newId('message', randomUUID),
@@ -72,14 +82,15 @@ describe('messages (SPEC S4.3, S3.7)', () => {
       ),
     );
     expect(toChild.kind).toBe(ErrorKind.InvalidState);
-    expect(toChild.message).toContain('numbered by its own workflow');
+    expect(toChild.message).toContain("send to the recipient's own workflow");
     expect(message(state, a1.id, state.rootId).seq).toBe(4);
   });
 
   test('a message carries host-assigned identity and the body untouched', () => {
     const { state, a } = family();
     const id = newId('message', randomUUID);
-    const sent = state.prepareMessage(
+    const sent = admitToRoot(
+      state,
       scopeOf(state, a.id),
       { recipient: state.rootId, content: 'done' },
       id,
@@ -118,7 +129,8 @@ describe("the root's mailbox back-pressure (SPEC S3.10)", () => {
   const reporter =
     (state: RootRunState, senderId: string) =>
     (content = 'x') =>
-      state.prepareMessage(
+      admitToRoot(
+        state,
         scopeOf(state, senderId),
         { recipient: state.rootId, content },
         newId('message', randomUUID),

@@ -3,7 +3,7 @@ import { parseInput } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import type { RootRunState } from '../../domain/run-state';
 import { SendMessageRequest, type TurnOutcome } from '../../domain/schemas';
-import { now, scopeOf } from '../helpers/run-state';
+import { admitToRoot, now, scopeOf } from '../helpers/run-state';
 
 /** Shared steps of the RootRunState example tests (run-*.test.ts beside this file). */
 
@@ -35,7 +35,8 @@ export const message = (
     );
     return { sender: from, recipient: to };
   }
-  return state.prepareMessage(
+  return admitToRoot(
+    state,
     scope,
     { recipient: to, content, triggerTurn },
     newId('message', randomUUID),

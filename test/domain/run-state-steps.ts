@@ -2,7 +2,7 @@ import { KitError } from '../../domain/errors';
 import type { ThreadId } from '../../domain/ids';
 import type { RootRunState } from '../../domain/run-state';
 import type { SpawnRequestInput } from '../../domain/schemas';
-import { durableSnapshot, now, restored, scopeOf } from '../helpers/run-state';
+import { admitToRoot, durableSnapshot, now, restored, scopeOf } from '../helpers/run-state';
 import { at, type Command, hex, requestIdOf } from './run-state-commands';
 import {
   type Expected,
@@ -149,7 +149,7 @@ export function step(state: RootRunState, model: Model, command: Command): RootR
         return state;
       }
       const sent = expectOutcome(state, expected, () =>
-        state.prepareMessage(scopeOf(state, from.id), { recipient: to.id, content: 'hi' }, messageId, now),
+        admitToRoot(state, scopeOf(state, from.id), { recipient: to.id, content: 'hi' }, messageId, now),
       );
       if (sent) {
         const seq = (model.seq.get(to.id) ?? 0) + 1;

@@ -1,12 +1,14 @@
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
-import { KitError } from '../../domain/errors';
+import { ErrorKind, KitError, parseInput } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { RootRunState, RunSnapshot } from '../../domain/run-state';
 import {
   AgentThread,
   ControlScope,
   DelegationGrant,
+  type InterAgentMessage,
+  SendMessageRequest,
   type DelegationGrantInput,
   type SpawnRequestInput,
 } from '../../domain/schemas';
@@ -77,3 +79,34 @@ export const propertyParameters = (numRuns: number): fc.Parameters<unknown> => (
     ? { seed: Number(process.env.FC_SEED), ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}) }
     : {}),
 });
+
+/**
+ * A message from `scope`'s thread to the root, admitted as the root run's thread operations admit one
+ * (workflows/thread-operations.ts, the same as any thread's): the registry checks sender and recipient,
+ * the root's mailbox numbers it, or refuses it past its limits (QuotaExceeded).
+ */
+export function admitToRoot(
+  state: RootRunState,
+  scope: ControlScope,
+  rawRequest: unknown,
+  messageId: `message_${string}`,
+  sentAt: string,
+): InterAgentMessage {
+  const request = parseInput(SendMessageRequest, rawRequest, 'message');
+  if (request.recipient !== state.rootId)
+    throw new KitError(
+      ErrorKind.InvalidState,
+      `this is the workflow of ${state.rootId}, not of ${request.recipient}: send to the recipient's own workflow`,
+    );
+  state.checkMessage(scope, request);
+  const refusal = state.rootMailbox.refusal(state.root.path, request);
+  if (refusal) throw refusal;
+  return state.rootMailbox.admit({
+    id: messageId,
+    sender: scope.threadId,
+    recipient: request.recipient,
+    content: request.content,
+    triggerTurn: request.triggerTurn,
+    sentAt,
+  });
+}

@@ -5,8 +5,9 @@
 // carries its last update ids and their answers.
 import { temporal as proto } from '@temporalio/proto';
 import { interruptUpdate, mailboxQuery, sendMessageUpdate, spawnUpdate } from '../../domain/messages';
-import type { ThreadService } from '../../client/thread-service';
+import { ThreadService } from '../../client/thread-service';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import { failedTasks, historyEvents } from '../helpers/task-answers';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -118,4 +119,75 @@ test('an interrupt update re-sent with the same update id after the thread conti
   const again = await handle.executeUpdate(interruptUpdate, { args: [root.capability, child.id], updateId });
   expect(again).toEqual(first);
   await service.shutdown();
+}, 180_000);
+
+test('a thread’s message to the root, its request re-sent with the same operation id after the root continued as new, is admitted once', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'report once', name: 'reporter' });
+  await untilTurns(service, child.id, 1);
+  // The child's request as its transport sends it: the root thread's own operations take it, as any
+  // thread's take theirs (SPEC S3.1), and remember its operation id across continue-as-new.
+  const rootHandle = temporal.client.workflow.getHandle(service.rootThreadId);
+  const request = async (operationId: string, content: string) =>
+    rootHandle.signal<[unknown]>('control-request', {
+      from: await service.capabilityOf(child.id),
+      operationId,
+      operation: { type: 'send-message', request: { recipient: service.rootThreadId, content } },
+    });
+  const received = async () =>
+    (await rootHandle.query(mailboxQuery)).received.map((entry) => [entry.seq, entry.content]);
+  await request(`${child.id}/retried`, 'exactly once');
+  await eventually(received, (messages) => messages.length === 1, 'the message in the root mailbox');
+
+  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  await request(`${child.id}/retried`, 'exactly once');
+  await request(`${child.id}/next`, 'next');
+  await eventually(received, (messages) => messages.length >= 2, 'the next message');
+  expect(await received()).toEqual([
+    [1, 'exactly once'],
+    [2, 'next'],
+  ]);
+  await service.shutdown();
+}, 180_000);
+
+test('a thread’s message to the root, queued while the root continued as new and carried into its next run, is admitted there and starts the root’s turn', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'report later', name: 'late-reporter' });
+  await untilTurns(service, child.id, 1);
+  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  // The run's own input, with one request queued as a releasing run carries it (SPEC S3.10): the
+  // next run answers it while it is still being made, before the root thread's operations exist.
+  const handle = temporal.client.workflow.getHandle(service.rootThreadId);
+  const { events } = await handle.fetchHistory();
+  const [payload] = events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads!;
+  const input = JSON.parse(Buffer.from(payload!.data!).toString('utf8'));
+  const turnsBefore = (await service.refreshRoot()).turnsStarted;
+  input.resume.queued = [
+    {
+      from: await service.capabilityOf(child.id),
+      operationId: `${child.id}/carried`,
+      operation: {
+        type: 'send-message',
+        request: { recipient: service.rootThreadId, content: 'carried', triggerTurn: true },
+      },
+    },
+  ];
+  await handle.terminate('restarted with a carried request');
+  await temporal.client.workflow.start('rootRunWorkflow', {
+    workflowId: service.rootThreadId,
+    taskQueue,
+    args: [input],
+  });
+  const carried = await eventually(
+    async () => (await handle.query(mailboxQuery)).received.find((entry) => entry.content === 'carried'),
+    (entry) => entry?.consumedInTurn !== undefined,
+    'the carried message taken by a root turn',
+  );
+  expect(carried).toMatchObject({ sender: child.id, recipient: service.rootThreadId });
+  expect((await service.refreshRoot()).turnsStarted).toBeGreaterThan(turnsBefore);
+  expect(failedTasks(await historyEvents(temporal.client, service.rootThreadId))).toEqual([]);
+  // The service's handle names the terminated run; the restarted one is reopened.
+  await (await ThreadService.reopen(temporal.client, service.rootThreadId, service.capability)).shutdown();
 }, 180_000);
