@@ -22,6 +22,7 @@ import {
   waitAcrossRuns,
   type AgentInterruptReceipt,
 } from '../domain/control';
+import { jsonBytes } from '../domain/bytes';
 import { capabilityRefusal } from '../domain/capability';
 import { carriedThread, restoredThread } from '../domain/carry-bounds';
 import { parseInput } from '../domain/errors';
@@ -72,7 +73,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   const budget = new TaskBudget();
   const watch = new ThreadWatch(resume?.watch, budget);
   const recent = new RecentAnswerLog(resume?.recent);
-  const transport = new ControlTransport(() => authority.self, input.runKey, resume?.operations ?? 0);
+  const transport = new ControlTransport(() => authority.self, input.runKey, resume?.operations ?? 0, budget);
   const outgoing = new Set<Promise<void>>();
   const lifetime = new RunLifetime(input.continueAsNewAfterEvents);
   const usesModel = usesModelKernel(input.spec);
@@ -82,8 +83,24 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     outgoing.add(tracked);
     void tracked.finally(() => outgoing.delete(tracked));
   };
-  const report = (event: ThreadEvent) =>
-    track(root.signal(threadEventSignal, { from: authority.self, event }));
+  // Reports go in order; one past the task's budget (a turn's result may be 256 KiB) waits for a later
+  // task, and those after it wait behind it.
+  let reportsWaiting: Promise<void> | undefined;
+  const report = (event: ThreadEvent) => {
+    const payload = { from: authority.self, event };
+    const bytes = jsonBytes(payload);
+    const later = reportsWaiting ? reportsWaiting.then(() => budget.take(bytes)) : budget.take(bytes);
+    if (!later) return track(root.signal(threadEventSignal, payload));
+    const sent = later.then(() => root.signal(threadEventSignal, payload));
+    track(sent);
+    const waiting = (reportsWaiting = sent.then(
+      () => undefined,
+      () => undefined,
+    ));
+    void waiting.then(() => {
+      if (reportsWaiting === waiting) reportsWaiting = undefined;
+    });
+  };
   // The status search attribute as the server has it (given at start, kept through continue-as-new):
   // an upsert is a billable action, so only a change is upserted (back-to-back turns stay `running`).
   let upsertedStatus =

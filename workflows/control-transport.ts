@@ -7,8 +7,10 @@ import {
   type ControlOperationInput,
   type ControlRequest,
 } from '../domain/control';
+import { jsonBytes } from '../domain/bytes';
 import { ErrorKind, KitError } from '../domain/errors';
 import { controlRequestSignal, controlResponseSignal } from '../domain/messages';
+import type { TaskBudget } from './task-budget';
 
 /** How often a request to a workflow that is not there (yet) is sent again: a child being started. */
 const notFoundRetries = [250, 1_000, 2_000];
@@ -32,6 +34,8 @@ export class ControlTransport {
     private readonly runKey: string,
     /** Operations sent so far (carried through continue-as-new, so ids stay unique). */
     public operations = 0,
+    /** What the workflow's task may still send (SPEC S3.10): a spawn by request may be 512 KiB. */
+    private readonly budget?: TaskBudget,
   ) {}
 
   /** Registers the `control-response` handler. */
@@ -92,6 +96,8 @@ export class ControlTransport {
     } catch (error) {
       response = { from: this.self(), operationId: request.operationId, error: errorAnswer(error) };
     }
+    const later = this.budget?.take(jsonBytes(response));
+    if (later) await later;
     await getExternalWorkflowHandle(request.from.threadId)
       .signal(controlResponseSignal, response)
       .catch((error: unknown) =>
@@ -106,6 +112,8 @@ export class ControlTransport {
    */
   private async send(ownerId: string, request: ControlRequest, last: boolean): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
+      const later = this.budget?.take(jsonBytes(request));
+      if (later) await later;
       try {
         await getExternalWorkflowHandle(ownerId).signal(controlRequestSignal, request);
         return true;

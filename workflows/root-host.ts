@@ -88,7 +88,12 @@ export class RootHost {
       options.answers,
     );
     this.self = rootCapability(options.runKey, state.rootId);
-    this.transport = new ControlTransport(() => this.self, options.runKey, options.operations);
+    this.transport = new ControlTransport(
+      () => this.self,
+      options.runKey,
+      options.operations,
+      options.answers,
+    );
     this.recent = new RecentAnswerLog(carried.recent, rootRememberedAnswers);
     for (const item of carried.outbox) this.perform(item);
     for (const request of carried.queued) this.accept(request);

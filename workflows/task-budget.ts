@@ -3,7 +3,8 @@ import { jsonBytes } from '../domain/bytes';
 
 /**
  * Bytes of what agents-kit itself puts in one workflow task's answer to the server: update answers,
- * child starts, the answers and notifications it signals. The task's whole answer must stay under
+ * child starts, and what it signals (answers, notifications, an agent's reports to the root and its
+ * control requests, a spawn among them of up to 512 KiB). The task's whole answer must stay under
  * 4 MiB, or it fails on every attempt and the workflow is stuck (and the server rejects every update
  * waiting on it). Beside these, a task echoes the arguments of every update it accepts or rejects (at
  * most 10 in flight, each at most `maxUpdateBytes`: 1.6 MB) and carries small commands (status upserts,
