@@ -114,6 +114,28 @@ test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and
       ],
     }),
   );
+  // Resolves of interactions nobody waits for, proven and not, malformed and as large as allowed: each
+  // is refused to its sender (a proven one gets the answer by signal), and changes nothing.
+  const requestId = newId('request', randomUUID);
+  const resolves = [
+    { threadId: child.id, request: null },
+    { threadId: child.id, request: { requestId, answer: { type: 'approval', approved: true } } },
+    { threadId: child.id, request: { requestId, answer: { type: 'question', text: 'y'.repeat(100_000) } } },
+    { threadId: service.rootThreadId, request: { requestId, answer: { type: 'approval', approved: true } } },
+  ];
+  const childProof = await service.capabilityOf(child.id);
+  resolves.forEach((operation, index) => {
+    const request = (from: unknown) => ({
+      from,
+      operationId: `r/${index}`,
+      operation: { type: 'resolve', ...operation },
+    });
+    sends.push(
+      signal(client, child.id, 'control-request', request(service.rootCapability)),
+      signal(client, child.id, 'control-request', request(forgedRoot)),
+      signal(client, service.rootThreadId, 'control-request', request(childProof)),
+    );
+  });
   await Promise.all(sends);
 
   // The tree still works: a real message triggers the next turn of the same, live thread.
