@@ -8,7 +8,6 @@ import {
   setHandler,
   startChild,
   uuid4,
-  workflowInfo,
   type SignalDefinition,
 } from '@temporalio/workflow';
 import { ConversationJournal } from '../domain/conversation-journal';
@@ -53,6 +52,7 @@ import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
 import { PollSlots } from './poll-slots';
+import { RunLifetime } from './run-lifetime';
 
 export { ConversationWorkflowInput } from './conversation-input';
 
@@ -73,7 +73,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     throw asFailure(error);
   }
   let handingOver = false;
-  let updatesThisRun = 0;
+  const lifetime = new RunLifetime(input.continueAsNewAfterEvents, input.continueAsNewAfterUpdates);
   const receiveTimer = new KeptTimer();
   const slots = new PollSlots();
 
@@ -177,7 +177,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   setHandler(
     publishUpdate,
     guarded((request: PublishRequest) => {
-      updatesThisRun++;
+      lifetime.count();
       return publish(request);
     }),
     {
@@ -191,7 +191,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   setHandler(
     openReceiverUpdate,
     guarded((request: OpenReceiverRequest) => {
-      updatesThisRun++;
+      lifetime.count();
       if (request.renewOnly) return journal.renew(request.receiverId, Date.now());
       const lease = journal.openReceiver(request.receiverId, request.ttlMs, Date.now());
       holderProof = request.from;
@@ -208,7 +208,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     receiveUpdate,
     guarded((request: ReceiveRequest) =>
       slots.hold(async () => {
-        updatesThisRun++;
+        lifetime.count();
         const lease = journal.renew(request.receiverId, Date.now());
         const waitMs = Math.min(request.waitMs ?? input.receiveWaitMs, Math.floor(lease.ttlMs / 2));
         const ready = () => handingOver || journal.hasNewsFor(request.receiverId, request.afterSeq);
@@ -228,7 +228,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   setHandler(
     releaseReceiverUpdate,
     guarded((request: ReleaseReceiverRequest) => {
-      updatesThisRun++;
+      lifetime.count();
       return { released: journal.release(request.receiverId) };
     }),
     {
@@ -241,7 +241,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   setHandler(
     closeConversationUpdate,
     guarded(() => {
-      updatesThisRun++;
+      lifetime.count();
       return journal.close();
     }),
     {
@@ -254,7 +254,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   setHandler(
     resolveNotificationUpdate,
     guarded(async (request: ResolveNotificationRequest) => {
-      updatesThisRun++;
+      lifetime.count();
       const outcome = journal.resolve(request.requestId, request.answer, new Date().toISOString());
       if (outcome.firstTime && outcome.mirroredTo) {
         await signalQuietly(outcome.mirroredTo, interactionSettledSignal, {
@@ -343,10 +343,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     await signalQuietly(page.workflowId, pageRequestSignal);
   }
 
-  const timeToContinue = () =>
-    workflowInfo().continueAsNewSuggested ||
-    workflowInfo().historyLength >= input.continueAsNewAfterEvents ||
-    updatesThisRun >= input.continueAsNewAfterUpdates;
+  const timeToContinue = () => lifetime.due;
   const pageWork = () => journal.backlog.hasPageToCut() || pageToRequest() !== undefined;
   // SPEC S5.10: once its thread has ended, a thread's conversation completes when its backlog has been
   // read and acknowledged to the end, or when the retention period has passed.

@@ -5,16 +5,21 @@ import { ErrorKind, KitError } from '../domain/errors';
 export const maxUpdatesPerRun = 1_500;
 
 /**
- * When a long-lived workflow continues as new (SPEC S7.3), shared by the root run and its agents: past
- * its history budget, when Temporal suggests it, or past {@link maxUpdatesPerRun} updates. While it
+ * When a long-lived workflow continues as new (SPEC S7.3), shared by the root run, its agents and their
+ * conversations: past its history budget, when Temporal suggests it, or past `maxUpdates` updates
+ * ({@link maxUpdatesPerRun} unless the workflow's input sets fewer). While the root run or an agent
  * drains (`releasing`), validators refuse new updates with a retryable error that leaves no trace in
- * history, and the client sends them again to the next run, so a steady stream cannot hold it back.
+ * history, and the client sends them again to the next run, so a steady stream cannot hold it back (a
+ * conversation instead answers its waiting receives at once and carries what is published meanwhile).
  */
 export class RunLifetime {
   releasing = false;
   updates = 0;
 
-  constructor(private readonly continueAsNewAfterEvents: number) {}
+  constructor(
+    private readonly continueAsNewAfterEvents: number,
+    private readonly maxUpdates = maxUpdatesPerRun,
+  ) {}
 
   /** Counts an update toward this run's budget. */
   count(): void {
@@ -27,7 +32,7 @@ export class RunLifetime {
     return (
       info.continueAsNewSuggested ||
       info.historyLength >= this.continueAsNewAfterEvents ||
-      this.updates >= maxUpdatesPerRun
+      this.updates >= this.maxUpdates
     );
   }
 
