@@ -261,7 +261,7 @@ export function resolveBenchmark(context: BenchContext): OperationBenchmark {
     description:
       'resolveNotification() of an agent’s question; until the agent’s task that took the answer completes',
     costNote:
-      'the resolve update to the agent that asked, its settle signals to its conversation and the root’s mirror (S5.9), and the rest of the woken turn (the tool it runs with the answer, its reply, the turn-end reports)',
+      'the resolve update to the agent that asked, its settle signal to its conversation, which settles the root’s mirror (S5.9), and the rest of the woken turn (the tool it runs with the answer, its reply, the turn-end reports)',
     async setup(config: BenchConfig) {
       service = await attachRoot(context, 'resolve');
       for (let lane = 0; lane < config.concurrency; lane++) {

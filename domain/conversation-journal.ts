@@ -353,6 +353,9 @@ export class ConversationJournal {
   }
 
   /** Interactions are never paged, so one still pending is held here. */
+  /** The conversation a held interaction was mirrored to (S5.9), if it was. */
+  mirrorOf = (requestId: string): ConversationId | undefined => this.findInteraction(requestId)?.mirroredTo;
+
   private findInteraction(requestId: string): JournalEntry | undefined {
     return this.backlog.held.find((entry) => interactionOf(entry)?.requestId === requestId);
   }

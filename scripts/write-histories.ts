@@ -9,7 +9,24 @@ import { projectRoot } from '../test/helpers/paths';
 const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
-/** Every run of every workflow in the namespace, its history written as JSON under `<prefix>-…` names. */
+/** Whether a run recorded the marker of patch `patchId` (it took the patched path). */
+const takesPatch = (history: temporal.api.history.v1.IHistory, patchId: string): boolean =>
+  (history.events ?? []).some(
+    (event) =>
+      event.markerRecordedEventAttributes?.markerName === 'core_patch' &&
+      Object.values(event.markerRecordedEventAttributes.details ?? {}).some((payloads) =>
+        (payloads.payloads ?? []).some((payload) =>
+          Buffer.from(payload.data ?? [])
+            .toString('utf8')
+            .includes(JSON.stringify(patchId)),
+        ),
+      ),
+  );
+
+/**
+ * Every run of every workflow in the namespace, its history written as JSON under `<prefix>-…` names;
+ * with `replace` false (a patch's histories beside the v1 ones), only the runs that took the patch.
+ */
 export async function writeHistories(client: Client, prefix: string, replace: boolean): Promise<void> {
   if (replace) rmSync(fixturesDir, { recursive: true, force: true });
   mkdirSync(fixturesDir, { recursive: true });
@@ -31,6 +48,8 @@ export async function writeHistories(client: Client, prefix: string, replace: bo
       log(`${execution.workflowId} (${execution.runId}): no workflow task completed yet, not recorded`);
       continue;
     }
+    // Beside the v1 ones, only the runs that took the patch's new path: the rest replay as v1 does.
+    if (!replace && !takesPatch(history, prefix)) continue;
     const name = `${prefix}-${kind}-${String(index).padStart(2, '0')}-${execution.status.name.toLowerCase()}`;
     writeFileSync(
       join(fixturesDir, `${name}.json`),

@@ -2,13 +2,12 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
+  patched,
   setHandler,
   startChild,
   uuid4,
-  type SignalDefinition,
 } from '@temporalio/workflow';
 import { ConversationJournal } from '../domain/conversation-journal';
 import { PageDelivery } from '../domain/conversation-pages';
@@ -52,7 +51,9 @@ import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
 import { PollSlots } from './poll-slots';
+import { patches } from './patches';
 import { RunLifetime } from './run-lifetime';
+import { signalQuietly } from './signal-quietly';
 
 export { ConversationWorkflowInput } from './conversation-input';
 
@@ -277,11 +278,14 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     },
   );
 
-  setHandler(interactionSettledSignal, (raw: SettleInteraction) => {
+  setHandler(interactionSettledSignal, async (raw: SettleInteraction) => {
     try {
       const settle = parseInput(SettleInteraction.partial({ from: true }), raw, 'interaction-settled');
       checkSender(settle.from, 'interaction-settled');
       const before = journal.summary(input.generation).resolvedInteractions;
+      // SPEC S5.9: the mirror this conversation made of its thread's interaction is settled from here.
+      const fromOwner = owner !== undefined && settle.from?.threadId === owner.threadId;
+      const mirror = fromOwner ? journal.mirrorOf(settle.resolution.requestId) : undefined;
       journal.settle(settle.resolution);
       // SPEC S5.10: the answer stays in the record, for later receivers too.
       if (journal.summary(input.generation).resolvedInteractions > before)
@@ -292,6 +296,8 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
             body: auditOf(settle.resolution),
           },
         ]);
+      if (mirror && patched(patches.mirrorSettledByConversation))
+        await signalQuietly(mirror, interactionSettledSignal, settle as SettleInteraction);
     } catch (error) {
       log.warn('interaction-settled dropped', { error: String(error) });
     }
@@ -377,17 +383,4 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   return await continueAsNew<typeof conversationWorkflow>(
     continuationOf(input, { owner, ownerEndedAtMs, snapshot: journal.snapshot() }),
   );
-}
-
-/** Signals another workflow; a missing or finished target is logged, never fails the caller's update. */
-async function signalQuietly<Args extends unknown[]>(
-  workflowId: string,
-  signal: SignalDefinition<Args>,
-  ...args: Args
-): Promise<void> {
-  try {
-    await getExternalWorkflowHandle(workflowId).signal(signal, ...args);
-  } catch (error) {
-    log.warn('signal not delivered', { workflowId, signal: signal.name, error: String(error) });
-  }
 }

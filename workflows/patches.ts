@@ -3,7 +3,16 @@
  * the one clean break: it starts with none, and its golden histories (test/fixtures/histories/v1-*)
  * replay as recorded. From v1 on, a change that would make a recorded history replay differently is
  * guarded by `patched(patches.<name>)` with its entry here, and histories of the new path are recorded
- * beside the v1 ones (`npx tsx scripts/record-histories.ts --add <name>`), which keep replaying.
+ * beside the v1 ones (`npx tsx scripts/record-histories.ts --add <name>` keeps the runs that took the
+ * patch, as `<name>-*.json`), and the v1 ones keep replaying.
  * test/workflows/patches.test.ts checks that no workflow calls `patched` with an id not listed here.
  */
-export const patches: Readonly<Record<string, string>> = {};
+export const patches = {
+  /**
+   * SPEC S5.9: a settled interaction's mirror in the root's conversation is settled by the thread's own
+   * conversation, which made the mirror (it forwards the settle it gets from its thread). The thread's
+   * task that takes an answer sends one settle signal instead of two (its conversation's and the
+   * root's), the same number of actions in all.
+   */
+  mirrorSettledByConversation: 'mirrorSettledByConversation',
+} as const satisfies Readonly<Record<string, string>>;

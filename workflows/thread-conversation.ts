@@ -5,6 +5,7 @@ import {
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
+  patched,
   startChild,
   uuid4,
 } from '@temporalio/workflow';
@@ -22,6 +23,7 @@ import type {
 import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
+import { patches } from './patches';
 import { PendingInteractions } from './pending-interactions';
 import type { ThreadAuthority } from './thread-authority';
 import { TaskBudget } from './task-budget';
@@ -191,9 +193,15 @@ export class ThreadConversation {
     return denied;
   }
 
-  /** Records a settled interaction in this thread's conversation and in the root's mirror. */
+  /**
+   * Records a settled interaction in this thread's conversation, which settles the root's mirror it made
+   * (SPEC S5.9); before the patch, the thread signalled the root's conversation itself.
+   */
   private settle(resolution: InteractionResolution): void {
-    for (const target of new Set([this.conversationId, this.rootConversationId])) {
+    const targets = patched(patches.mirrorSettledByConversation)
+      ? [this.conversationId]
+      : new Set([this.conversationId, this.rootConversationId]);
+    for (const target of targets) {
       this.track(
         this.started.then(() =>
           getExternalWorkflowHandle(target).signal(interactionSettledSignal, {

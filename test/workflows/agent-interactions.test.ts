@@ -124,8 +124,13 @@ test('an unanswered interaction times out as denied', async () => {
     },
   });
   expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('denied: timed out unanswered');
+  // The asker's conversation settles the root's mirror it made (SPEC S5.9).
   const rootConversation = (await service.refreshRoot()).conversationId;
-  expect((await conversationSummary(temporal.client, rootConversation)).pendingInteractions).toBe(0);
+  await eventually(
+    () => conversationSummary(temporal.client, rootConversation),
+    (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 1,
+    'the mirror settled as denied',
+  );
 });
 
 test('an interaction whose turn is interrupted is settled as denied: no receiver is offered it, a late answer gets that resolution', async () => {

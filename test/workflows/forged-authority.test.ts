@@ -191,11 +191,21 @@ test('forged and unrelated resolvers and a forged settlement leave the approval 
     (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 1,
     'the answer settled in the asker conversation',
   );
-  const rootSummary = await conversationSummary(
-    temporal.client,
-    relatedId('conversation', service.rootThreadId),
+  // The root's mirror is settled by the asker's conversation, which made it (SPEC S5.9): the asker
+  // itself signals one settle, to its own conversation.
+  const rootConversationId = relatedId('conversation', service.rootThreadId);
+  await eventually(
+    () => conversationSummary(temporal.client, rootConversationId),
+    (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 1,
+    'the mirror settled in the root conversation',
   );
-  expect(rootSummary.pendingInteractions).toBe(0);
+  const settlesSent = async (workflowId: string) =>
+    (await historyEvents(temporal.client, workflowId)).flatMap((event) => {
+      const sent = event.signalExternalWorkflowExecutionInitiatedEventAttributes;
+      return sent?.signalName === 'interaction-settled' ? [sent.workflowExecution?.workflowId] : [];
+    });
+  expect(await settlesSent(asker.id)).toEqual([asker.conversationId]);
+  expect(await settlesSent(asker.conversationId)).toEqual([rootConversationId]);
   // The tree goes on: nothing forged touched its registry.
   expect((await root.listThreads()).map((thread) => thread.name).sort()).toEqual([
     'asker',
