@@ -169,7 +169,18 @@ export const RememberedResolution = z
 export type RememberedResolution = z.infer<typeof RememberedResolution>;
 
 /** Thread → its conversation (and the root's, for a mirror): an interaction is settled (proven). */
-export const SettleInteraction = z.object({ from: Capability, resolution: InteractionResolution }).strict();
+export const SettleInteraction = z
+  .object({
+    from: Capability,
+    resolution: InteractionResolution,
+    /**
+     * The thread leaves the root's mirror to its conversation, which made it (SPEC S5.9; patch
+     * `mirrorSettledByConversation`): the conversation forwards the settle. Carried in the signal, so a
+     * conversation replays the same decision whatever code its thread ran.
+     */
+    settleMirror: z.literal(true).optional(),
+  })
+  .strict();
 export type SettleInteraction = z.infer<typeof SettleInteraction>;
 
 /**

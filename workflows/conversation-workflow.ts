@@ -4,7 +4,6 @@ import {
   continueAsNew,
   log,
   ParentClosePolicy,
-  patched,
   setHandler,
   startChild,
   uuid4,
@@ -51,7 +50,6 @@ import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
 import { PollSlots } from './poll-slots';
-import { patches } from './patches';
 import { RunLifetime } from './run-lifetime';
 import { signalQuietly } from './signal-quietly';
 
@@ -283,9 +281,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       const settle = parseInput(SettleInteraction.partial({ from: true }), raw, 'interaction-settled');
       checkSender(settle.from, 'interaction-settled');
       const before = journal.summary(input.generation).resolvedInteractions;
-      // SPEC S5.9: the mirror this conversation made of its thread's interaction is settled from here.
+      // SPEC S5.9: the mirror this conversation made of its thread's interaction, when the thread leaves it
+      // to this conversation (decided by the signal, in history: the same on replay).
+      const { settleMirror, ...forward } = settle;
       const fromOwner = owner !== undefined && settle.from?.threadId === owner.threadId;
-      const mirror = fromOwner ? journal.mirrorOf(settle.resolution.requestId) : undefined;
+      const mirror = settleMirror && fromOwner ? journal.mirrorOf(settle.resolution.requestId) : undefined;
       journal.settle(settle.resolution);
       // SPEC S5.10: the answer stays in the record, for later receivers too.
       if (journal.summary(input.generation).resolvedInteractions > before)
@@ -296,8 +296,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
             body: auditOf(settle.resolution),
           },
         ]);
-      if (mirror && patched(patches.mirrorSettledByConversation))
-        await signalQuietly(mirror, interactionSettledSignal, settle as SettleInteraction);
+      if (mirror) await signalQuietly(mirror, interactionSettledSignal, forward as SettleInteraction);
     } catch (error) {
       log.warn('interaction-settled dropped', { error: String(error) });
     }

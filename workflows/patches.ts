@@ -10,9 +10,11 @@
 export const patches = {
   /**
    * SPEC S5.9: a settled interaction's mirror in the root's conversation is settled by the thread's own
-   * conversation, which made the mirror (it forwards the settle it gets from its thread). The thread's
-   * task that takes an answer sends one settle signal instead of two (its conversation's and the
-   * root's), the same number of actions in all.
+   * conversation, which made the mirror: the thread's settle says so (`settleMirror`), and the
+   * conversation forwards it. The thread's task that takes an answer sends one settle signal instead of
+   * two (its conversation's and the root's), the same number of actions in all. Only the thread asks
+   * `patched`: the conversation follows the signal, which is in its history, so it replays the same
+   * whatever code its thread ran.
    */
   mirrorSettledByConversation: 'mirrorSettledByConversation',
 } as const satisfies Readonly<Record<string, string>>;

@@ -198,7 +198,8 @@ export class ThreadConversation {
    * (SPEC S5.9); before the patch, the thread signalled the root's conversation itself.
    */
   private settle(resolution: InteractionResolution): void {
-    const targets = patched(patches.mirrorSettledByConversation)
+    const byConversation = patched(patches.mirrorSettledByConversation);
+    const targets = byConversation
       ? [this.conversationId]
       : new Set([this.conversationId, this.rootConversationId]);
     for (const target of targets) {
@@ -207,6 +208,7 @@ export class ThreadConversation {
           getExternalWorkflowHandle(target).signal(interactionSettledSignal, {
             from: this.authority.self,
             resolution,
+            ...(byConversation ? { settleMirror: true as const } : {}),
           }),
         ),
       );

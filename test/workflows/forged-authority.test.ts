@@ -150,11 +150,15 @@ test('forged and unrelated resolvers and a forged settlement leave the approval 
     await signal(temporal.client, conversationId, 'interaction-settled', { resolution });
     await signal(temporal.client, conversationId, 'interaction-settled', { from: forgedRoot, resolution });
   }
-  // A sibling's real capability may not settle another thread's conversation either.
-  await signal(temporal.client, asker.conversationId, 'interaction-settled', {
-    from: await service.capabilityOf(sibling.id),
-    resolution,
-  });
+  // A sibling's real capability may not settle another thread's conversation either, nor have it
+  // settle the root's mirror; nor may a forged asker.
+  for (const from of [await service.capabilityOf(sibling.id), { ...forgedRoot, threadId: asker.id }])
+    for (const settleMirror of [undefined, true])
+      await signal(temporal.client, asker.conversationId, 'interaction-settled', {
+        from,
+        resolution,
+        ...(settleMirror ? { settleMirror } : {}),
+      });
   const stillPending = await conversationSummary(temporal.client, asker.conversationId);
   expect(stillPending).toMatchObject({ pendingInteractions: 1, resolvedInteractions: 0 });
   expect((await root.loadThread(asker.id))?.turnsCompleted).toBe(0);
