@@ -287,15 +287,16 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       const fromOwner = owner !== undefined && settle.from?.threadId === owner.threadId;
       const mirror = settleMirror && fromOwner ? journal.mirrorOf(settle.resolution.requestId) : undefined;
       journal.settle(settle.resolution);
-      // SPEC S5.10: the answer stays in the record, for later receivers too.
-      if (journal.summary(input.generation).resolvedInteractions > before)
-        journal.publish([
-          {
-            id: newId('notification', uuid4),
-            createdAt: new Date().toISOString(),
-            body: auditOf(settle.resolution),
-          },
-        ]);
+      // SPEC S5.10: the answer stays in the record, for later receivers too. Not when its thread's end has
+      // closed the conversation (a settle may arrive after it): the mirror is settled all the same.
+      if (journal.summary(input.generation).resolvedInteractions > before) {
+        const audit = { id: newId('notification', uuid4), createdAt: new Date().toISOString() };
+        try {
+          journal.publish([{ ...audit, body: auditOf(settle.resolution) }]);
+        } catch (error) {
+          log.warn('interaction record not published', { error: String(error) });
+        }
+      }
       if (mirror) await signalQuietly(mirror, interactionSettledSignal, forward as SettleInteraction);
     } catch (error) {
       log.warn('interaction-settled dropped', { error: String(error) });

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { conversationSummary, resolveNotification } from '../../client/conversations';
 import { createActivities, createModelProvider, defineTool, loadModelConfig } from '../../activities';
+import { newId, relatedId } from '../../domain/ids';
 import type { ConversationNotification } from '../../domain/schemas';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { startOpenAIServer, toolResultsOf, type ReceivedRequest, type Reply } from '../helpers/openai-server';
@@ -172,6 +174,63 @@ test('an interaction whose turn is interrupted is settled as denied: no receiver
     reason: 'the turn was interrupted before an answer',
   });
   expect(late.resolvedBy).toBeUndefined();
+});
+
+test('a settle that reaches the asker’s conversation after its thread’s end closed it still settles the root’s mirror', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const asker = await service.rootControls().spawn({
+    task: 'ask and wait',
+    kernel: { type: 'scripted', turns: [[{ type: 'ask', kind: 'approval', prompt: 'May I?' }]] },
+  });
+  const rootConversation = relatedId('conversation', service.rootThreadId);
+  await eventually(
+    () => conversationSummary(temporal.client, rootConversation),
+    (summary) => summary.pendingInteractions === 1,
+    'the mirror at the root',
+  );
+  const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
+    taskQueue,
+    capability: service.rootCapability,
+  });
+  const interaction = await nextInteraction(receiver);
+  await receiver.dispose();
+  if (interaction.body.type !== 'interaction') throw new Error('not an interaction');
+  // Two signals of one task of the thread may arrive in either order: its end first, then its settle.
+  const owner = await service.capabilityOf(asker.id);
+  const conversation = temporal.client.workflow.getHandle(asker.conversationId);
+  const at = new Date().toISOString();
+  await conversation.signal<[unknown]>('publish', {
+    from: owner,
+    notifications: [
+      {
+        id: newId('notification', randomUUID),
+        createdAt: at,
+        body: { type: 'status', event: 'thread-end', threadId: asker.id, detail: 'cancelled' },
+      },
+    ],
+  });
+  await eventually(
+    () => conversationSummary(temporal.client, asker.conversationId),
+    (summary) => summary.closed,
+    'the conversation closed by its thread’s end',
+  );
+  await conversation.signal<[unknown]>('interaction-settled', {
+    from: owner,
+    settleMirror: true,
+    resolution: {
+      requestId: interaction.body.requestId,
+      threadId: asker.id,
+      conversationId: asker.conversationId,
+      answer: { type: 'approval', approved: false, reason: 'the turn was interrupted before an answer' },
+      resolvedAt: at,
+    },
+  });
+  await eventually(
+    () => conversationSummary(temporal.client, rootConversation),
+    (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 1,
+    'the mirror settled',
+  );
+  await service.shutdown();
 });
 
 describe('tools that need approval (S6.1)', () => {
