@@ -23,6 +23,20 @@ afterAll(async () => temporal?.close());
 const signal = (client: Client, workflowId: string, name: string, payload: unknown) =>
   client.workflow.getHandle(workflowId).signal<[unknown]>(name, payload);
 
+/** The first interaction of a conversation, as a reader with `capability` receives it. */
+async function firstInteraction(conversationId: string, capability: Capability) {
+  const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
+  const receiver = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+    capability,
+  });
+  let interaction = await receiver.recv();
+  while (interaction && interaction.body.type !== 'interaction') interaction = await receiver.recv();
+  await receiver.dispose();
+  if (interaction?.body.type !== 'interaction') throw new Error('no interaction');
+  return { interaction, requestId: interaction.body.requestId };
+}
+
 const asksFirst = {
   type: 'scripted' as const,
   turns: [
@@ -94,16 +108,7 @@ test('forged and unrelated resolvers and a forged settlement leave the approval 
   );
   expect(pending.pendingInteractions).toBe(1);
   // The request id, from the asker's conversation as any reader sees it.
-  const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
-  const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
-    taskQueue,
-    capability: service.rootCapability,
-  });
-  let interaction = await receiver.recv();
-  while (interaction && interaction.body.type !== 'interaction') interaction = await receiver.recv();
-  await receiver.dispose();
-  if (interaction?.body.type !== 'interaction') throw new Error('no interaction');
-  const { requestId } = interaction.body;
+  const { interaction, requestId } = await firstInteraction(asker.conversationId, service.rootCapability);
   const approve = { type: 'approval' as const, approved: true };
 
   const forgedRoot = {
@@ -308,16 +313,7 @@ test('another workflow of the tree answers by control request: a sibling’s, a 
     (summary) => summary.pendingInteractions === 1,
     'the approval to be published',
   );
-  const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
-  const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
-    taskQueue,
-    capability: service.rootCapability,
-  });
-  let interaction = await receiver.recv();
-  while (interaction && interaction.body.type !== 'interaction') interaction = await receiver.recv();
-  await receiver.dispose();
-  if (interaction?.body.type !== 'interaction') throw new Error('no interaction');
-  const { requestId } = interaction.body;
+  const { interaction, requestId } = await firstInteraction(asker.conversationId, service.rootCapability);
   const approve = { type: 'approval' as const, approved: true };
   const ask = (from: Capability, operationId: string, operation: Record<string, unknown>) =>
     signal(temporal.client, asker.id, 'control-request', { from, operationId, operation });
