@@ -6,6 +6,7 @@ import type {
   LanguageModelV3Prompt,
 } from '@ai-sdk/provider';
 import type { TranscriptEntry } from '../domain/transcript';
+import { readModelStream, startStream } from './model-stream';
 
 /** A tool as the provider is told of it: name, description, JSON Schema of its input. */
 export interface ToolSpec {
@@ -57,19 +58,12 @@ export function toPrompt(system: string, transcript: readonly TranscriptEntry[])
   return [{ role: 'system', content: system }, ...messages];
 }
 
-/** A tool call's input: the model sends JSON text; text that is not JSON is passed on as it is. */
-function parsedInput(input: string): unknown {
-  try {
-    return JSON.parse(input) as unknown;
-  } catch {
-    return input;
-  }
-}
-
 /**
- * One call of the provider's model through its own interface (`doGenerate`), without the `ai`
- * package's `generateText` around it: that re-validated the whole prompt with zod on every call,
- * ~40 ms of each step for a 144 KiB transcript. The transcript is ours and already well-formed.
+ * One call of the provider's model through its own interface (`doStream`, what the `ai` package's
+ * `streamText` calls underneath), without `generateText`/`streamText` around it: they re-validated the
+ * whole prompt with zod on every call, ~40 ms of each step for a 144 KiB transcript. The transcript is
+ * ours and already well-formed. The answer streams (SPEC S10.1): `onText` gets each text delta as it is
+ * read, synchronously and in order (the caller batches them).
  */
 export async function callLanguageModel(
   model: LanguageModelV3,
@@ -78,6 +72,7 @@ export async function callLanguageModel(
     transcript: readonly TranscriptEntry[];
     tools: readonly ToolSpec[];
     abortSignal: AbortSignal;
+    onText?: (delta: string) => void;
   },
 ): Promise<ModelAnswer> {
   const tools: LanguageModelV3FunctionTool[] = request.tools.map((tool) => ({
@@ -86,18 +81,13 @@ export async function callLanguageModel(
     description: tool.description,
     inputSchema: tool.inputSchema,
   }));
-  const result = await model.doGenerate({
-    prompt: toPrompt(request.system, request.transcript),
-    ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' as const } } : {}),
-    abortSignal: request.abortSignal,
-  });
-  const text = result.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
-  const toolCalls = result.content.flatMap((part) =>
-    part.type === 'tool-call'
-      ? [{ id: part.toolCallId, name: part.toolName, input: parsedInput(part.input) }]
-      : [],
+  const stream = await startStream(
+    model.doStream({
+      prompt: toPrompt(request.system, request.transcript),
+      ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' as const } } : {}),
+      abortSignal: request.abortSignal,
+    }),
+    request.abortSignal,
   );
-  const input = result.usage.inputTokens.total ?? 0;
-  const output = result.usage.outputTokens.total ?? 0;
-  return { text, toolCalls, tokens: input + output };
+  return readModelStream(stream, { abortSignal: request.abortSignal, onText: request.onText });
 }

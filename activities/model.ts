@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { APICallError, type JSONSchema7 } from '@ai-sdk/provider';
 import { z } from 'zod';
@@ -6,6 +7,8 @@ import { agentTools, agentToolNames } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { allTools } from '../domain/schemas';
 import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
+import type { LiveTarget } from '../domain/live-output';
+import { defaultLiveSinkTiming, LiveOutputSink } from './live-output-sink';
 import { callLanguageModel, type ToolSpec } from './model-call';
 import type { ModelProvider } from './providers';
 import type { ToolDefinition } from './tools';
@@ -45,6 +48,27 @@ export function providerFailure(error: unknown): ApplicationFailure {
   return new KitError(ErrorKind.Integration, `model call failed: ${message}`).toFailure();
 }
 
+/** The sink of a call that streams (SPEC S10.1); none where the worker has no client (a mock environment). */
+function liveSink(target: LiveTarget): LiveOutputSink | undefined {
+  const context = Context.current();
+  let client: Client;
+  try {
+    client = context.client;
+  } catch {
+    return undefined;
+  }
+  return new LiveOutputSink(client, target, context.info.attempt, liveSinkTiming);
+}
+
+/** Flush pacing; `AGENTS_KIT_LIVE_FLUSH_MS` sets the least time between two flushes (tests, benches). */
+const liveSinkTiming = {
+  ...defaultLiveSinkTiming,
+  flushMs: Math.min(
+    5_000,
+    Math.max(0, Number(process.env.AGENTS_KIT_LIVE_FLUSH_MS) || defaultLiveSinkTiming.flushMs),
+  ),
+};
+
 /** The model activity: one provider call with the thread's transcript and tool definitions. */
 export function createModelActivities(dependencies: {
   provider: ModelProvider;
@@ -82,6 +106,7 @@ export function createModelActivities(dependencies: {
       const context = Context.current();
       // Heartbeats carry cancellation (an interrupt) to this activity while the provider thinks.
       const heartbeat = setInterval(() => context.heartbeat(), 1000);
+      const sink = input.live ? liveSink(input.live) : undefined;
       try {
         const modelId = input.model ?? provider.defaultModel;
         const answer = await callLanguageModel(provider.model(modelId), {
@@ -89,7 +114,9 @@ export function createModelActivities(dependencies: {
           transcript: input.transcript,
           tools: [...offered.values()],
           abortSignal: context.cancellationSignal,
+          ...(sink ? { onText: (delta: string) => sink.push(delta) } : {}),
         });
+        await sink?.finish('finished');
         return {
           text: answer.text,
           toolCalls: answer.toolCalls.map((call) => {
@@ -105,6 +132,7 @@ export function createModelActivities(dependencies: {
           scripted: provider.scripted,
         };
       } catch (error) {
+        await sink?.finish(context.cancellationSignal.aborted ? 'interrupted' : 'failed');
         if (context.cancellationSignal.aborted) throw error;
         throw providerFailure(error);
       } finally {

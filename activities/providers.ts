@@ -6,10 +6,14 @@ import { z } from 'zod';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { createScriptedModel } from './scripted-model';
 
+const wordDelayRange = 'expected a whole number of milliseconds from 0 to 2000';
+
 /**
  * Which model provider the worker uses (SPEC S6.3), from the environment:
  * `AGENTS_KIT_MODEL_PROVIDER` = `openai` | `anthropic` | `openai-compatible` (Ollama, vLLM, llama.cpp
  * server, …) | `scripted` (the default: a deterministic built-in model, so everything runs offline).
+ * `AGENTS_KIT_SCRIPTED_WORD_DELAY_MS` (0 to 2000, default 0) paces the scripted model's streamed text a
+ * word at a time, so a demo shows text arriving as a real model's would.
  */
 export const ModelConfig = z
   .object({
@@ -21,6 +25,12 @@ export const ModelConfig = z
     AGENTS_KIT_MODEL_API_KEY: z.string().min(1).optional(),
     OPENAI_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
+    AGENTS_KIT_SCRIPTED_WORD_DELAY_MS: z
+      .string()
+      .regex(/^\d{1,4}$/, wordDelayRange)
+      .transform(Number)
+      .pipe(z.number().max(2_000, wordDelayRange))
+      .optional(),
   })
   .superRefine((config, context) => {
     const need = (field: keyof typeof config, why: string) => {
@@ -67,7 +77,12 @@ export function createModelProvider(config: ModelConfig): ModelProvider {
   const defaultModel = config.AGENTS_KIT_MODEL ?? 'agents-kit-scripted';
   switch (config.AGENTS_KIT_MODEL_PROVIDER) {
     case 'scripted':
-      return { name: 'scripted', defaultModel, scripted: true, model: () => createScriptedModel() };
+      return {
+        name: 'scripted',
+        defaultModel,
+        scripted: true,
+        model: () => createScriptedModel({ wordDelayMs: config.AGENTS_KIT_SCRIPTED_WORD_DELAY_MS ?? 0 }),
+      };
     case 'openai': {
       const openai = createOpenAI(defined({ apiKey: apiKey ?? config.OPENAI_API_KEY, baseURL }));
       return { name: 'openai', defaultModel, scripted: false, model: (id) => openai.chat(id) };
@@ -82,6 +97,8 @@ export function createModelProvider(config: ModelConfig): ModelProvider {
       const compatible = createOpenAICompatible({
         name: 'openai-compatible',
         baseURL,
+        // Without it the endpoint need not report usage when it streams, and every call would count 0 tokens.
+        includeUsage: true,
         ...defined({ apiKey }),
       });
       return {

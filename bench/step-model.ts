@@ -3,6 +3,8 @@ import type {
   LanguageModelV3CallOptions,
   LanguageModelV3Content,
   LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { defineTool, type ModelProvider, type ToolDefinition } from '../activities';
@@ -34,37 +36,70 @@ function stepsTaken(prompt: LanguageModelV3CallOptions['prompt']): number {
 const offeredNoop = (options: LanguageModelV3CallOptions): string =>
   options.tools?.some((offered) => offered.name === localNoopTool.name) ? localNoopTool.name : noopTool.name;
 
+/** One call's answer, whether generated or streamed: the bench no-op or "done", {@link stepTokens} tokens. */
+function stepAnswer(
+  options: LanguageModelV3CallOptions,
+  stepsPerTurn: number,
+  callId: () => string,
+): Omit<LanguageModelV3GenerateResult, 'warnings'> {
+  const toolCall = stepsTaken(options.prompt) < stepsPerTurn - 1;
+  const content: LanguageModelV3Content[] = toolCall
+    ? [{ type: 'tool-call', toolCallId: callId(), toolName: offeredNoop(options), input: '{}' }]
+    : [{ type: 'text', text: 'done' }];
+  const inputTokens = stepTokens / 2;
+  const outputTokens = stepTokens - inputTokens;
+  return {
+    content,
+    finishReason: { unified: toolCall ? 'tool-calls' : 'stop', raw: undefined },
+    usage: {
+      inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+      outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
+    },
+  };
+}
+
+/** The same answer as the parts of a stream, all available at once (the text in one delta). */
+function stepStream(answer: Omit<LanguageModelV3GenerateResult, 'warnings'>): LanguageModelV3StreamResult {
+  const parts: LanguageModelV3StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+  for (const content of answer.content) {
+    if (content.type === 'text')
+      parts.push(
+        { type: 'text-start', id: 'text' },
+        { type: 'text-delta', id: 'text', delta: content.text },
+        { type: 'text-end', id: 'text' },
+      );
+    else if (content.type === 'tool-call') parts.push(content);
+  }
+  parts.push({ type: 'finish', usage: answer.usage, finishReason: answer.finishReason });
+  return {
+    stream: new ReadableStream<LanguageModelV3StreamPart>({
+      start(controller) {
+        for (const part of parts) controller.enqueue(part);
+        controller.close();
+      },
+    }),
+  };
+}
+
 /**
  * A real `LanguageModelV3` that answers each turn's first `stepsPerTurn - 1` calls with one call of
  * {@link noopTool} and the next with a text answer, always reporting {@link stepTokens} tokens: a turn
- * of `stepsPerTurn` model calls and `stepsPerTurn - 1` tool calls, decided from the prompt alone.
+ * of `stepsPerTurn` model calls and `stepsPerTurn - 1` tool calls, decided from the prompt alone. It
+ * answers the same through `doGenerate` and `doStream`.
  */
 export function createStepModel(stepsPerTurn: number): LanguageModelV3 {
   let calls = 0;
+  const callId = () => `bench-${++calls}`;
   return {
     specificationVersion: 'v3',
     provider: 'agents-kit-bench',
     modelId: 'bench-step',
     supportedUrls: {},
     async doGenerate(options): Promise<LanguageModelV3GenerateResult> {
-      const toolCall = stepsTaken(options.prompt) < stepsPerTurn - 1;
-      const content: LanguageModelV3Content[] = toolCall
-        ? [{ type: 'tool-call', toolCallId: `bench-${++calls}`, toolName: offeredNoop(options), input: '{}' }]
-        : [{ type: 'text', text: 'done' }];
-      const inputTokens = stepTokens / 2;
-      const outputTokens = stepTokens - inputTokens;
-      return {
-        content,
-        finishReason: { unified: toolCall ? 'tool-calls' : 'stop', raw: undefined },
-        usage: {
-          inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
-          outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
-        },
-        warnings: [],
-      };
+      return { ...stepAnswer(options, stepsPerTurn, callId), warnings: [] };
     },
-    async doStream() {
-      throw new Error('the bench step model does not stream');
+    async doStream(options): Promise<LanguageModelV3StreamResult> {
+      return stepStream(stepAnswer(options, stepsPerTurn, callId));
     },
   };
 }

@@ -36,6 +36,8 @@ export {
   type InteractionTarget,
 } from './conversations';
 export { toKitError } from './errors';
+export { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
+export { LiveCallId, LiveCursor, LiveEnd, type LiveOutputView } from '../domain/live-output';
 export { createEncryptionCodec } from './encryption-codec';
 export { loadCodecKeys } from './codec-keys';
 export { ErrorKind, isErrorKind, KitError } from '../domain/errors';

@@ -40,6 +40,7 @@ import { searchAttributes } from '../domain/search-attributes';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { kitCall, toKitError } from './errors';
 import { executeUpdate } from './updates';
+import { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
 
 import { ThreadControls } from './thread-controls';
 
@@ -198,6 +199,17 @@ export class ThreadService {
     for (let parent = records.get(id)!.parentId; parent; parent = records.get(parent)?.parentId ?? null)
       lineage.unshift(parent);
     return mintCapability(this.capability, this.rootThreadId, lineage, id);
+  }
+
+  /**
+   * SPEC S10.1: what a thread of this run is generating, as it generates it ({@link watchOutput}, with
+   * the root's authority). The root's own thread by default.
+   */
+  watchOutput(
+    threadId: string = this.rootThreadId,
+    options: Omit<WatchOutputOptions, 'capability'> = {},
+  ): AsyncGenerator<LiveOutputEvent> {
+    return watchOutput(this.client, threadId, { ...options, capability: this.rootCapability });
   }
 
   /** SPEC S3.7: the root's messages, drained in order, each once. */

@@ -16,6 +16,7 @@ import type {
   AdoptConversation,
 } from './conversation-schemas';
 import type { PageDelivery } from './conversation-pages';
+import type { LiveChunk, LiveOutputView, WatchOutputRequest } from './live-output';
 
 // Wire names are stable: renaming one breaks running conversations and recorded histories.
 
@@ -49,3 +50,7 @@ export const conversationSummaryQuery = defineQuery<ConversationSummary, []>('co
 export const pageRequestSignal = defineSignal<[]>('conversation-page-request');
 /** Sent by a page workflow to its conversation (by workflow id, so to the latest run) with its entries. */
 export const pageDeliveredSignal = defineSignal<[PageDelivery]>('conversation-page-delivered');
+/** Model activity → its thread's conversation: the text a model call is generating (SPEC S10.1). */
+export const liveOutputSignal = defineSignal<[LiveChunk]>('live-output');
+/** Long-poll for a thread's live output after a cursor (SPEC S10.1); not a notification, not acknowledged. */
+export const watchOutputUpdate = defineUpdate<LiveOutputView, [WatchOutputRequest]>('watch-output');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { clipJsonBytes, jsonBytes } from './bytes';
+import { LiveTarget } from './live-output';
 
 /** One tool call a model asked for. */
 export const ModelToolCall = z.object({ id: z.string(), name: z.string(), input: z.unknown() }).strict();
@@ -29,6 +30,8 @@ export const ModelCallInput = z
     transcript: z.array(TranscriptEntry),
     agentTools: z.boolean(),
     userTools: z.array(z.string()),
+    /** Where the call streams its text while someone watches (SPEC S10.1); absent: it streams nowhere. */
+    live: LiveTarget.optional(),
   })
   .strict();
 export type ModelCallInput = z.infer<typeof ModelCallInput>;

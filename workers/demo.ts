@@ -10,6 +10,7 @@ import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { startDevServer, defaultDataDir } from './dev-server';
 import { approvalPolicy, describeApprovals, streamConversation } from './cli/approvals';
 import { createAgentWorker } from './create-worker';
+import { LivePrinter } from './cli/live-printer';
 
 const say = (line: string) => console.log(`[demo] ${line}`);
 
@@ -41,7 +42,8 @@ async function untilEnter(): Promise<void> {
 async function main(): Promise<void> {
   const policy = approvalPolicy(process.argv.includes('--yes'), 'approve');
   const interactive = policy.mode === 'ask';
-  const modelConfig = loadModelConfig();
+  // The scripted model writes a word every 25 ms here, so its output is seen streaming (SPEC S10.1).
+  const modelConfig = loadModelConfig({ AGENTS_KIT_SCRIPTED_WORD_DELAY_MS: '25', ...process.env });
   const model = createModelProvider(modelConfig);
   Runtime.install({ logger: new DefaultLogger('WARN') });
   say('starting the embedded Temporal dev server…');
@@ -76,22 +78,33 @@ async function main(): Promise<void> {
         },
         grant: { owner: 'demo', maxDepth: 2, maxConcurrent: 8, maxTotal: 16 },
       });
-      say(`root run ${service.rootThreadId} attached; streaming the root conversation`);
+      say(
+        `root run ${service.rootThreadId} attached; streaming the root conversation and the agents' output`,
+      );
       say(describeApprovals(policy));
       const root = await service.refreshRoot();
       const stop = new AbortController();
+      // Each agent's text as its model writes it, beside the root conversation's lines.
+      const printer = new LivePrinter(
+        service,
+        { write: (text) => process.stdout.write(text), note: say },
+        stop.signal,
+      );
+      printer.follow(service.rootThreadId, root.path);
       const streaming = streamConversation({
         capability: service.rootCapability,
         client,
         conversationId: root.conversationId,
         taskQueue,
         policy,
-        say,
+        say: (line) => printer.line(line),
         signal: stop.signal,
+        onHandled: (item) => printer.noticed(item),
       });
       const outcome = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
       stop.abort();
       await streaming;
+      await printer.stop();
       say(`root answered (${outcome.status}):`);
       for (const line of (outcome.result ?? outcome.error?.message ?? '').split('\n')) say(`  ${line}`);
       say('thread tree:');

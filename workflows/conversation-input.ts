@@ -3,6 +3,7 @@ import { ConversationJournalSnapshot } from '../domain/conversation-journal-stat
 import type { PagingLimits } from '../domain/conversation-pages';
 import { ConversationOwner, PublishRequest } from '../domain/conversation-schemas';
 import { ConversationId } from '../domain/ids';
+import { LiveSnapshot } from '../domain/live-output';
 
 /** How a conversation workflow starts (or continues as new, carrying its journal snapshot). */
 export const ConversationWorkflowInput = z
@@ -42,6 +43,8 @@ export const ConversationWorkflowInput = z
     /** When the owner thread's end was published here (SPEC S5.10: retention runs from then). */
     ownerEndedAtMs: z.number().int().min(0).optional(),
     snapshot: ConversationJournalSnapshot.optional(),
+    /** The text its thread's current model call streamed (SPEC S10.1), carried bounded. */
+    live: LiveSnapshot.optional(),
     /** What its thread published before it started it: taken as the first publish (first run only). */
     first: PublishRequest.optional(),
   })
@@ -60,6 +63,7 @@ export interface ConversationCarry {
   owner: ConversationOwner | undefined;
   ownerEndedAtMs: number | undefined;
   snapshot: ConversationJournalSnapshot;
+  live?: LiveSnapshot | undefined;
 }
 
 /**
@@ -68,7 +72,7 @@ export interface ConversationCarry {
  */
 export function continuationOf(
   input: ParsedConversationInput,
-  { owner, ownerEndedAtMs, snapshot }: ConversationCarry,
+  { owner, ownerEndedAtMs, snapshot, live }: ConversationCarry,
 ): ConversationWorkflowInput {
   return {
     protocolVersion: 1,
@@ -82,5 +86,6 @@ export function continuationOf(
     generation: input.generation + 1,
     ...(ownerEndedAtMs === undefined ? {} : { ownerEndedAtMs }),
     snapshot,
+    ...(live ? { live } : {}),
   };
 }

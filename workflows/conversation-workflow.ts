@@ -49,6 +49,7 @@ import {
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
+import { registerLiveOutput } from './live-output-handlers';
 import { PollSlots } from './poll-slots';
 import { RunLifetime } from './run-lifetime';
 import { signalQuietly } from './signal-quietly';
@@ -134,6 +135,18 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   };
   /** The proof the lease holder opened with, while nobody owns the conversation (see the claim). */
   let holderProof: unknown;
+  // SPEC S10.1: the text its thread's model calls are generating, for watchers.
+  const live = registerLiveOutput({
+    conversationId: input.conversationId,
+    snapshot: input.live,
+    ownerThreadId: () => owner?.threadId,
+    checkSender,
+    checkReader,
+    slots,
+    lifetime,
+    handingOver: () => handingOver,
+    waitMs: input.receiveWaitMs,
+  });
 
   let ownerEndedAtMs = input.ownerEndedAtMs;
   async function publish(request: PublishRequest): Promise<PublishReceipt> {
@@ -381,6 +394,6 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   // a page is admitted only while its pages have room, to be cut here), unless a page cannot be started.
   while (journal.backlog.hasPageToCut() && (await cutPages())) await condition(allHandlersFinished);
   return await continueAsNew<typeof conversationWorkflow>(
-    continuationOf(input, { owner, ownerEndedAtMs, snapshot: journal.snapshot() }),
+    continuationOf(input, { owner, ownerEndedAtMs, snapshot: journal.snapshot(), live: live.snapshot() }),
   );
 }

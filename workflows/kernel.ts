@@ -1,5 +1,6 @@
 import type { AgentInterruptReceipt, WaitRequestInput, WaitResult } from '../domain/control';
 import type { InteractionAnswer } from '../domain/conversation-schemas';
+import type { LiveTarget } from '../domain/live-output';
 import type { InteractionRequest } from './thread-conversation';
 import type {
   AgentThread,
@@ -37,6 +38,8 @@ export interface TurnContext {
   runTool(name: string, input: unknown, options?: { local?: boolean }): Promise<unknown>;
   /** Asks a person through the thread's conversation (SPEC S5); unanswered in time, it is denied. */
   ask(request: InteractionRequest): Promise<InteractionAnswer>;
+  /** Where a model call streams its text while someone watches (SPEC S10.1): the thread's conversation. */
+  live?: Omit<LiveTarget, 'call'>;
   /** Durable per-thread memory of the kernel (carried through continue-as-new). */
   memory: Record<string, string>;
 }

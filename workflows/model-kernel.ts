@@ -86,6 +86,7 @@ export class ModelKernel implements Kernel {
         transcript: trimTranscript(transcript),
         agentTools: true,
         userTools: context.thread.tools,
+        ...(context.live ? { live: { ...context.live, call: { turn: context.turn, step } } } : {}),
       });
       transcript.push({
         role: 'assistant',

@@ -89,6 +89,11 @@ export class ThreadConversation {
     );
   }
 
+  /** Where this thread's model calls stream their text (SPEC S10.1), with the proof the conversation checks. */
+  get liveTarget() {
+    return { conversationId: this.conversationId, from: this.authority.self };
+  }
+
   /** Who its conversation belongs to (SPEC S3.9): this thread, under its run's key. */
   private get owner() {
     return {

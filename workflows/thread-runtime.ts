@@ -139,6 +139,7 @@ export class ThreadLoop {
           controls: this.ports.controls(turn),
           runTool: (name, input, options) => this.runTool(name, input, options?.local === true),
           ask: (request) => this.ports.conversation.ask(request),
+          live: this.ports.conversation.liveTarget,
           memory: this.state.memory,
         }),
       );

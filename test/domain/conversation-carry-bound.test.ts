@@ -16,6 +16,7 @@ import {
 } from '../../domain/conversation-pages';
 import type { InteractionResolution, NotificationDraft } from '../../domain/conversation-schemas';
 import { KitError } from '../../domain/errors';
+import { LiveOutput, maxLiveCarryBytes, maxLiveChunkChars, maxLiveTextChars } from '../../domain/live-output';
 import type { NotificationBody } from '../../domain/schemas';
 import {
   continuationOf,
@@ -173,14 +174,29 @@ test("a conversation's largest continue-as-new input stays under the budget", ()
   journal.close();
 
   const snapshot = journal.snapshot();
+  // The live output of a call in flight (SPEC S10.1), as long and as costly to encode as it can be.
+  const live = new LiveOutput();
+  const lone = '\ud800'.repeat(maxLiveChunkChars);
+  for (let offset = 0; offset < maxLiveTextChars; offset += lone.length)
+    live.write({
+      from: input.owner!.runKey as never,
+      call: { turn: 1, step: 0, attempt: 1 },
+      offset,
+      text: lone,
+    });
   const parsed = ConversationWorkflowInput.parse(
-    continuationOf(input, { owner: input.owner, ownerEndedAtMs: Number.MAX_SAFE_INTEGER, snapshot }),
+    continuationOf(input, {
+      owner: input.owner,
+      ownerEndedAtMs: Number.MAX_SAFE_INTEGER,
+      snapshot,
+      live: live.snapshot(),
+    }),
   );
   const { backlog, spill, pages: refs, resolutions, recentNotificationIds, lease, ...counters } = snapshot;
   const passive = backlog.filter((entry) => !isInteraction(entry));
   const interactions = backlog.filter(isInteraction);
   const parts = { passive, interactions, spill, pages: refs, resolutions, recentNotificationIds, lease };
-  const rows = Object.entries({ ...parts, counters, owner: input.owner }).map(
+  const rows = Object.entries({ ...parts, counters, owner: input.owner, live: parsed.live }).map(
     ([part, value]) => `  ${part.padEnd(22)} ${jsonBytes(value)}`,
   );
   const total = jsonBytes(parsed);
@@ -200,6 +216,7 @@ test("a conversation's largest continue-as-new input stays under the budget", ()
   expect(bytesOf(refs)).toBeGreaterThan(maxPageRefBytes - 1_000);
   expect(bytesOf(resolutions)).toBeLessThanOrEqual(rememberedResolutionBytes);
   expect(recentNotificationIds).toHaveLength(rememberedNotificationIds);
+  expect(jsonBytes(parsed.live)).toBeGreaterThan(maxLiveCarryBytes - 100);
   expect(total).toBeLessThan(carriedInputBudgetBytes);
 });
 

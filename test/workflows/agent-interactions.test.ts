@@ -2,11 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { conversationSummary, resolveNotification } from '../../client/conversations';
-import { createActivities, createModelProvider, defineTool, loadModelConfig } from '../../activities';
+import { createActivities, defineTool } from '../../activities';
 import { newId, relatedId } from '../../domain/ids';
 import type { ConversationNotification } from '../../domain/schemas';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
-import { startOpenAIServer, toolResultsOf, type ReceivedRequest, type Reply } from '../helpers/openai-server';
+import {
+  providerFor,
+  startOpenAIServer,
+  toolResultsOf,
+  type ReceivedRequest,
+  type Reply,
+} from '../helpers/openai-server';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -28,13 +34,7 @@ const deploy = defineTool({
 beforeAll(async () => {
   server = await startOpenAIServer((request) => policy(request));
   temporal = await connectTestTemporal();
-  const model = createModelProvider(
-    loadModelConfig({
-      AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
-      AGENTS_KIT_MODEL: 'm',
-      AGENTS_KIT_MODEL_BASE_URL: server.url,
-    }),
-  );
+  const model = providerFor(server.url, 'm');
   await temporal.startWorker({ taskQueue, activities: createActivities({ model, tools: [deploy] }) });
 });
 afterAll(async () => {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { createActivities, createModelProvider, defineTool, loadModelConfig } from '../../activities';
+import { createActivities, defineTool } from '../../activities';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
 import {
+  providerFor,
   startOpenAIServer,
   systemOf,
   toolResultsOf,
@@ -34,13 +35,7 @@ const tallyTool = defineTool({
 beforeAll(async () => {
   server = await startOpenAIServer((request, index) => policy(request, index));
   temporal = await connectTestTemporal();
-  const model = createModelProvider(
-    loadModelConfig({
-      AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
-      AGENTS_KIT_MODEL: 'test-model',
-      AGENTS_KIT_MODEL_BASE_URL: server.url,
-    }),
-  );
+  const model = providerFor(server.url);
   await temporal.startWorker({
     taskQueue,
     activities: createActivities({ model, tools: [bigTool, tallyTool] }),

@@ -6,6 +6,8 @@ export interface CliOutput {
   json(value: unknown): void;
   /** Progress and notices (stderr), so stdout stays parseable. */
   note(text: string): void;
+  /** Progress text without a line end (stderr): streamed model output. Absent: nothing streams. */
+  write?(text: string): void;
 }
 
 /** The process's own stdout/stderr. */
@@ -13,6 +15,7 @@ export const processOutput: CliOutput = {
   line: (text) => process.stdout.write(`${text}\n`),
   json: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
   note: (text) => process.stderr.write(`agents-kit: ${text}\n`),
+  write: (text) => process.stderr.write(text),
 };
 
 /**

@@ -16,6 +16,7 @@ import {
   withConnectionOptions,
 } from '../options';
 import { untilSettled, type StreamProgress } from '../run-settle';
+import { LivePrinter } from '../live-printer';
 import { scriptedTeam } from '../scripted-team';
 import { withSession } from '../session';
 
@@ -144,6 +145,13 @@ export function runCommand(output: CliOutput): Command {
       const conversationId = (await service.refreshRoot()).conversationId;
       const progress: StreamProgress = { handledThrough: 0, ended: false };
       const stopStreaming = new AbortController();
+      // SPEC S10.1: each agent's text as its model writes it, between the conversation's lines.
+      const write = output.write?.bind(output);
+      const printer =
+        write && !options.json
+          ? new LivePrinter(service, { write, note: (line) => output.note(line) }, stopStreaming.signal)
+          : undefined;
+      printer?.follow(service.rootThreadId, '/root');
       const streaming = streamConversation({
         capability: service.rootCapability,
         runKey: service.capability,
@@ -151,9 +159,12 @@ export function runCommand(output: CliOutput): Command {
         conversationId,
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
         policy,
-        say: (line) => output.note(line),
+        say: (line) => (printer ? printer.line(line) : output.note(line)),
         signal: stopStreaming.signal,
-        onHandled: (item) => (progress.handledThrough = item.seq),
+        onHandled: (item) => {
+          progress.handledThrough = item.seq;
+          printer?.noticed(item);
+        },
       })
         .catch((error: unknown) =>
           output.note(
@@ -165,6 +176,7 @@ export function runCommand(output: CliOutput): Command {
       const stopStream = async () => {
         stopStreaming.abort();
         await streaming;
+        await printer?.stop();
       };
       try {
         const settled = await untilSettled({

@@ -1,0 +1,135 @@
+import type { Client } from '@temporalio/client';
+import { liveOutputSignal } from '../domain/conversation-messages';
+import {
+  liveWatchedMemoKey,
+  maxLiveChunkChars,
+  type LiveChunk,
+  type LiveEnd,
+  type LiveTarget,
+} from '../domain/live-output';
+
+/** How a sink paces itself. */
+export interface LiveSinkTiming {
+  /** Least time between two flushes while watched (the first delta leaves at once). */
+  flushMs: number;
+  /** How often a streaming call looks again whether its conversation is watched. */
+  recheckMs: number;
+  /** Longest the final flush may hold the model call's end. */
+  finishMs: number;
+}
+
+export const defaultLiveSinkTiming: LiveSinkTiming = { flushMs: 50, recheckMs: 1_000, finishMs: 2_000 };
+
+/**
+ * Streams one model call's text to its thread's conversation (SPEC S10.1), batched: the first delta at
+ * once, then at most one `live-output` signal per `flushMs`, each carrying everything since the last.
+ *
+ * Only while someone watches: the conversation keeps a "watched until" memo that a watch sets, and the
+ * sink reads it with a describe (a read, not a billable action) when the call starts and every
+ * `recheckMs` after. A call nobody watches sends nothing; a watcher that arrives mid-call gets the text
+ * so far with the next flush. Each flush says where its text starts, so a repeated or lost one heals
+ * with the next. Best effort: a failed flush is retried with the next and never fails the model call.
+ */
+export class LiveOutputSink {
+  private text = '';
+  private sent = 0;
+  private ended = false;
+  private watched = false;
+  private checkedAt = -Infinity;
+  private checking: Promise<void> | undefined;
+  private lastFlushAt = -Infinity;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<boolean> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly client: Client,
+    private readonly target: LiveTarget,
+    private readonly attempt: number,
+    private readonly timing: LiveSinkTiming = defaultLiveSinkTiming,
+  ) {
+    this.check();
+  }
+
+  /** A delta of the call's text, as the provider emitted it. */
+  push(delta: string): void {
+    this.text += delta;
+    if (Date.now() - this.checkedAt >= this.timing.recheckMs) this.check();
+    this.schedule();
+  }
+
+  /**
+   * The call is over: what is left (and the end) is flushed if someone watches, within `finishMs`.
+   * Never rejects.
+   */
+  async finish(end: LiveEnd): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const deadline = Date.now() + this.timing.finishMs;
+    await this.checking;
+    while (this.watched && !this.ended && Date.now() < deadline) {
+      await this.flushing;
+      if (!(await this.flush(end))) await new Promise((done) => setTimeout(done, this.timing.flushMs));
+    }
+  }
+
+  /** Reads whether the conversation is watched (one describe at a time). */
+  private check(): void {
+    if (this.checking) return;
+    this.checkedAt = Date.now();
+    this.checking = this.client.workflow
+      .getHandle(this.target.conversationId)
+      .describe()
+      .then(
+        (description) => {
+          this.watched = Number(description.memo?.[liveWatchedMemoKey] ?? 0) > Date.now();
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        this.checking = undefined;
+        this.schedule();
+      });
+  }
+
+  private schedule(): void {
+    if (this.closed || !this.watched || this.timer || this.flushing || this.sent >= this.text.length) return;
+    const wait = Math.max(0, this.lastFlushAt + this.timing.flushMs - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, wait);
+  }
+
+  /** Sends the text not sent yet (up to one chunk), with the end when it is the last of it. */
+  private flush(end?: LiveEnd): Promise<boolean> {
+    const offset = this.sent;
+    const text = this.text.slice(offset, offset + maxLiveChunkChars);
+    const last = offset + text.length >= this.text.length;
+    const chunk: LiveChunk = {
+      from: this.target.from,
+      call: { ...this.target.call, attempt: this.attempt },
+      offset,
+      text,
+      ...(end && last ? { end } : {}),
+    };
+    this.lastFlushAt = Date.now();
+    const flushing = this.client.workflow
+      .getHandle(this.target.conversationId)
+      .signal(liveOutputSignal, chunk)
+      .then(
+        () => {
+          this.sent = Math.max(this.sent, offset + text.length);
+          if (chunk.end) this.ended = true;
+          return true;
+        },
+        () => false,
+      )
+      .finally(() => {
+        if (this.flushing === flushing) this.flushing = undefined;
+        this.schedule();
+      });
+    this.flushing = flushing;
+    return flushing;
+  }
+}
