@@ -68,10 +68,12 @@ export async function* watchOutput(
     };
     let view;
     try {
-      view = await abortable(
-        longPoll(() => executeUpdate(handle, watchOutputUpdate, [request], `watch the output of ${thread}`)),
-        options.signal,
-      );
+      const poll = () =>
+        longPoll(() => executeUpdate(handle, watchOutputUpdate, [request], `watch the output of ${thread}`));
+      // The poll's RPC is cancelled with the watch, so none is left running when the caller closes the
+      // connection (a retry of it would then throw from a timer).
+      const signal = options.signal;
+      view = await (signal ? abortable(client.withAbortSignal(signal, poll), signal) : poll());
       failures = 0;
     } catch (error) {
       if (options.signal?.aborted) return;

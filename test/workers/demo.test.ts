@@ -57,6 +57,9 @@ test('npm run demo completes without a model or a terminal: approval automatic, 
   expect(output).toMatch(/^\[demo\] approved automatically \(no terminal\)$/m);
   expect(output).toMatch(/root answered \(completed\)/);
   expect(output).toMatch(/\/root\/researcher \[idle\] → \(scripted model\)/);
+  // SPEC S10.1: each agent's text was printed as its model streamed it, after the agent's path.
+  expect(output).toMatch(/^\/root\/researcher ▸ \(scripted/m);
+  expect(output).toMatch(/^\/root\/writer ▸ \(scripted/m);
   expect(output).toMatch(/\/root\/writer \[idle\] → .*publish → published/);
   expect(output).toMatch(
     /Web UI, this run's workflows: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\?query=AgentRootThreadId/,
