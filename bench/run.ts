@@ -16,6 +16,7 @@ import {
   spawnBenchmark,
 } from './agents-kit-ops';
 import { openBench } from './harness';
+import { firstDeltaBenchmark } from './live-output';
 import { measureGroup, type BenchConfig, type OperationBenchmark, type OperationResult } from './measure';
 import {
   childStartBenchmark,
@@ -105,6 +106,7 @@ function benchmarksOf(group: Group, context: BenchContext, stepsPerTurn: number)
         interruptBenchmark(context),
         longPollBenchmark(context),
         publishRecvBenchmark(context),
+        firstDeltaBenchmark(context),
       ];
     case 'agent-step':
       return [

@@ -8,6 +8,7 @@ import type {
 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { defineTool, type ModelProvider, type ToolDefinition } from '../activities';
+import { createLiveModel, liveModelId } from './live-output';
 
 // The fakes of the agent-step bench: a model that answers at once and a tool that does nothing, so a
 // step's time is what agents-kit and Temporal add, not what a provider takes.
@@ -104,10 +105,19 @@ export function createStepModel(stepsPerTurn: number): LanguageModelV3 {
   };
 }
 
-/** The provider of the bench worker: {@link createStepModel} under every model id. */
+/**
+ * The provider of the bench worker: {@link createStepModel} under every model id but {@link liveModelId},
+ * the streaming model of the "first delta → watcher" row (bench/live-output.ts).
+ */
 export function stepModelProvider(stepsPerTurn: number): ModelProvider {
   const model = createStepModel(stepsPerTurn);
-  return { name: 'scripted', defaultModel: 'bench-step', scripted: true, model: () => model };
+  const live = createLiveModel(stepTokens);
+  return {
+    name: 'scripted',
+    defaultModel: 'bench-step',
+    scripted: true,
+    model: (modelId) => (modelId === liveModelId ? live : model),
+  };
 }
 
 /** What the primitive's model activity answers: a tool call for the first steps, then the turn's text. */

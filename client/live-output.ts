@@ -71,9 +71,10 @@ export async function* watchOutput(
       const poll = () =>
         longPoll(() => executeUpdate(handle, watchOutputUpdate, [request], `watch the output of ${thread}`));
       // The poll's RPC is cancelled with the watch, so none is left running when the caller closes the
-      // connection (a retry of it would then throw from a timer).
+      // connection (a retry of it would then throw from a timer). Through a signal of its own: the
+      // connection adds a listener per call to the signal it is given and never removes it.
       const signal = options.signal;
-      view = await (signal ? abortable(client.withAbortSignal(signal, poll), signal) : poll());
+      view = await (signal ? abortable(withCancel(client, signal, poll), signal) : poll());
       failures = 0;
     } catch (error) {
       if (options.signal?.aborted) return;
@@ -115,6 +116,22 @@ export async function* watchOutput(
 
 const sameCall = (left: LiveCallId, right: LiveCallId) =>
   left.turn === right.turn && left.step === right.step && left.attempt === right.attempt;
+
+/** Runs `call` with its RPCs cancelled when `signal` aborts, through a controller that ends with it. */
+async function withCancel<Value>(
+  client: Client,
+  signal: AbortSignal,
+  call: () => Promise<Value>,
+): Promise<Value> {
+  const controller = new AbortController();
+  const cancel = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    return await client.withAbortSignal(controller.signal, call);
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
+}
 
 /** Waits for `promise` unless `signal` aborts first (then rejects; the poll is left to end by itself). */
 function abortable<Value>(promise: Promise<Value>, signal: AbortSignal | undefined): Promise<Value> {

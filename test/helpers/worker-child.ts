@@ -1,7 +1,7 @@
 // A worker in its own process, for the crash tests (SPEC S7.1): run with `node --import tsx` so a
 // SIGKILL hits the process that polls (a `tsx` wrapper would leave it orphaned). Prints `ready`.
 import { NativeConnection } from '@temporalio/worker';
-import { createActivities } from '../../activities';
+import { createActivities, createModelProvider, loadModelConfig } from '../../activities';
 import { createAgentWorker } from '../../workers/create-worker';
 
 async function main(): Promise<void> {
@@ -12,7 +12,8 @@ async function main(): Promise<void> {
   const worker = await createAgentWorker({
     connection,
     taskQueue,
-    activities: createActivities(),
+    // The model the environment names (the scripted one by default; a test may slow its words down).
+    activities: createActivities({ model: createModelProvider(loadModelConfig()) }),
     workflows: { workflowBundle: { codePath: bundlePath } },
     // Killed workers leave sticky tasks behind: hand them back to the queue quickly.
     extra: { stickyQueueScheduleToStartTimeout: '1 second' },

@@ -13,6 +13,8 @@ export class WorkerProcess {
     private readonly address: string,
     private readonly taskQueue: string,
     private readonly bundlePath: string,
+    /** More environment for the worker (a jest test's `process.env` is its own copy, not the child's). */
+    private readonly env: Record<string, string> = {},
   ) {}
 
   /** Starts the worker and resolves once it polls. */
@@ -20,7 +22,7 @@ export class WorkerProcess {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', join(__dirname, 'worker-child.ts'), this.address, this.taskQueue, this.bundlePath],
-      { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] },
+      { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...this.env } },
     );
     this.child = child;
     this.starts++;
