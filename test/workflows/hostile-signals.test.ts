@@ -66,7 +66,12 @@ test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and
 
   const childSignals = ['control-request', 'control-response', 'close-thread', 'interrupt'];
   const rootSignals = ['control-request', 'control-response', 'thread-event', 'interrupt'];
-  const conversationSignals = ['publish', 'interaction-settled', 'conversation-page-delivered'];
+  const conversationSignals = [
+    'publish',
+    'interaction-settled',
+    'conversation-page-delivered',
+    'live-output',
+  ];
   const sends: Promise<void>[] = [];
   for (const payload of junk()) {
     for (const name of childSignals) sends.push(signal(client, child.id, name, payload));

@@ -169,9 +169,12 @@ test('forged, malformed and oversized live output changes nothing; a forged watc
   const forgedKey = mintCapability('0'.repeat(64), own.rootId, own.lineage, own.threadId);
   const call = { turn: 9, step: 0, attempt: 1 };
   const chunk = { call, offset: 0, text: 'forged' };
+  const nearlyTwoMiB = 'x'.repeat(2 * 1024 * 1024 - 4096);
   for (const payload of [
     null,
     'text',
+    nearlyTwoMiB,
+    { ...chunk, from: own, text: nearlyTwoMiB },
     { ...chunk },
     { ...chunk, from: forgedKey },
     // The root is the thread's ancestor, not the thread: it may read, not write.
@@ -189,17 +192,24 @@ test('forged, malformed and oversized live output changes nothing; a forged watc
   expect(view.call).toBeUndefined();
   expect(view.text).toBe('');
   const refusals = await Promise.all(
-    [null, {}, { from: forgedKey }, { from: own, waitMs: -5 }, { from: own, cursor: { offset: 'x' } }].map(
-      (request) =>
-        kitErrorOf(
-          kitCall('watch', () => conversation.executeUpdate(watchOutputUpdate, { args: [request as never] })),
-        ),
+    [
+      null,
+      {},
+      { from: forgedKey },
+      { from: own, waitMs: -5 },
+      { from: own, cursor: { offset: 'x' } },
+      { from: own, cursor: { offset: 0, padding: nearlyTwoMiB } },
+    ].map((request) =>
+      kitErrorOf(
+        kitCall('watch', () => conversation.executeUpdate(watchOutputUpdate, { args: [request as never] })),
+      ),
     ),
   );
   expect(refusals.map((error) => error.kind)).toEqual([
     'Protocol',
     'PermissionDenied',
     'PermissionDenied',
+    'Protocol',
     'Protocol',
     'Protocol',
   ]);
@@ -209,6 +219,10 @@ test('forged, malformed and oversized live output changes nothing; a forged watc
     args: [{ from: service.rootCapability, waitMs: 0 }],
   });
   expect(after).toMatchObject({ call, text: 'real' });
-  // And the conversation still works as a conversation.
+  // No workflow task failed on any of it (SPEC S3.10), and the conversation still works.
+  const failed = (await historyOf(conversation.workflowId)).filter(
+    (event) => event.workflowTaskFailedEventAttributes,
+  );
+  expect(failed).toEqual([]);
   expect((await service.rootControls().loadThread(thread.id))?.status).toBe('idle');
 });
