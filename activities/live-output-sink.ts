@@ -26,8 +26,8 @@ export const defaultLiveSinkTiming: LiveSinkTiming = { flushMs: 50, recheckMs: 1
  *
  * Only while someone watches: the conversation keeps a "watched until" memo that a watch sets, and the
  * sink reads it with a describe (a read, not a billable action) when the call starts and every
- * `recheckMs` after. A call nobody watches sends nothing; a watcher that arrives mid-call gets the text
- * so far with the next flush. Each flush says where its text starts, so a repeated or lost one heals
+ * `recheckMs` after, and once more at its end. A call nobody watches sends nothing; a watcher that
+ * arrives mid-call gets the text so far with the next flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
  * with the next. Best effort: a failed flush is retried with the next and never fails the model call.
  */
 export class LiveOutputSink {
@@ -66,6 +66,8 @@ export class LiveOutputSink {
     this.closed = true;
     clearTimeout(this.timer);
     const deadline = Date.now() + this.timing.finishMs;
+    // A watcher that came after the last look still gets the call's text, with its end.
+    if (!this.watched && !this.checking) this.check();
     await this.checking;
     while (this.watched && !this.ended && Date.now() < deadline) {
       await this.flushing;

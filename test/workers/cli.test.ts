@@ -300,6 +300,8 @@ test("run --model --yes streams the root conversation and approves the writer's 
   );
   expect(result.stderr).toContain('approved automatically');
   expect(result.stdout).toMatch(/^root: \(scripted model\) Done: brief on durable agents/m);
+  // SPEC S10.1: the writer's answer (after the approval, so it is followed by then) printed as it streamed.
+  expect(result.stderr).toMatch(/^\/root\/writer ▸ \(scripted/m);
 });
 
 test('--help lists every command', async () => {

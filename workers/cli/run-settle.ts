@@ -23,6 +23,8 @@ export interface SettleOptions {
   timeoutMs: number;
   stopped: () => boolean;
   pollMs?: number;
+  /** Hears every listing of the tree (the live printer follows each thread it names). */
+  onThreads?: (threads: readonly AgentThread[]) => void;
 }
 
 /** The tree when `run` stops waiting: the root (its first turn ended) and every thread. */
@@ -80,6 +82,7 @@ export async function untilSettled(options: SettleOptions): Promise<SettledRun> 
   try {
     for (;;) {
       const threads = await service.rootControls().listThreads();
+      options.onThreads?.(threads);
       const conversation = await options.conversation();
       reportChanges(output, threads, seen);
       const root = threads.find((thread) => thread.id === service.rootThreadId);

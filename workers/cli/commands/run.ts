@@ -180,7 +180,10 @@ export function runCommand(output: CliOutput): Command {
       };
       try {
         const settled = await untilSettled({
-          output,
+          // Progress lines end an agent's streamed line first.
+          output: printer ? { ...output, note: (line) => printer.line(line) } : output,
+          // Every thread of the tree, at any depth, is followed as the listing finds it.
+          onThreads: (threads) => threads.forEach((thread) => printer?.follow(thread.id, thread.path)),
           service,
           conversation: () => conversationSummary(session.client, conversationId),
           stream: progress,
