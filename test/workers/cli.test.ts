@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { newId } from '../../domain/ids';
+import { newId, relatedId } from '../../domain/ids';
+import { liveWatchedMemoKey } from '../../domain/live-output';
 import { freePort } from '../../workers/dev-server';
 import { runCli, startCli, untilOutput } from '../helpers/cli';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
@@ -302,6 +303,32 @@ test("run --model --yes streams the root conversation and approves the writer's 
   expect(result.stdout).toMatch(/^root: \(scripted model\) Done: brief on durable agents/m);
   // SPEC S10.1: the writer's answer (after the approval, so it is followed by then) printed as it streamed.
   expect(result.stderr).toMatch(/^\/root\/writer ▸ \(scripted/m);
+});
+
+test("watch --tree shows the run live: the root conversation and each agent's output as it streams", async () => {
+  const run = await runCli(['run', 'watch me work', '--model', '--yes', '--keep', '--json'], env);
+  expect(run.code).toBe(0);
+  const { rootThreadId, threads, capability } = parsed<TreeJson & { capability: string }>(run.stdout);
+  const withKey = { ...env, AGENTS_KIT_CAPABILITY: capability };
+  const researcher = threads.find((thread) => thread.path === '/root/researcher')!;
+  const watch = startCli(['watch', '--tree', rootThreadId, '--yes'], withKey);
+  try {
+    await untilOutput(watch, /approvals: approved automatically/);
+    // Once the watcher follows the researcher (its conversation says it is watched), its next turn streams.
+    const conversation = temporal.client.workflow.getHandle(relatedId('conversation', researcher.id));
+    await eventually(
+      async () => (await conversation.describe()).memo?.[liveWatchedMemoKey],
+      Boolean,
+      'the researcher watched',
+    );
+    const sent = await runCli(['send', rootThreadId, researcher.id, 'one more thing', '--trigger'], withKey);
+    expect(sent.code).toBe(0);
+    await untilOutput(watch, /^\/root\/researcher ▸ \(scripted model\) \/root\/researcher noted/m);
+  } finally {
+    watch.kill('SIGINT');
+    await watch.done;
+  }
+  expect((await runCli(['shutdown', rootThreadId], withKey)).code).toBe(0);
 });
 
 test('--help lists every command', async () => {

@@ -1,14 +1,18 @@
 import { Command } from 'commander';
+import { z } from 'zod';
 import { ErrorKind, KitError } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
 import { formatNotification } from '../format';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions, withConnectionOptions } from '../options';
-import { readerCapabilityOf, withSession } from '../session';
+import { parseRootId, readerCapabilityOf, withSession } from '../session';
+import { watchTree } from '../watch-tree';
 
 const WatchOptions = ConnectionOptions.extend({
   limit: intFlag(1, Number.MAX_SAFE_INTEGER).optional(),
   idleExit: intFlag(1, 24 * 3_600_000).optional(),
+  tree: z.boolean().default(false),
+  yes: z.boolean().default(false),
 });
 
 /**
@@ -21,11 +25,26 @@ export function watchCommand(output: CliOutput): Command {
   return withConnectionOptions(
     new Command('watch')
       .description("receive a conversation's notifications (takes its exclusive lease)")
-      .argument('<conversationId>', 'the conversation id (conversation_…, same hex as its thread)')
+      .argument('<conversationId>', 'the conversation id (conversation_…; with --tree: the root thread id)')
       .option('--limit <n>', 'stop after n notifications')
-      .option('--idle-exit <ms>', 'stop when nothing arrives for this long'),
+      .option('--idle-exit <ms>', 'stop when nothing arrives for this long')
+      .option(
+        '--tree',
+        "a root run live: its conversation, approvals inline, and every agent's streamed output",
+      )
+      .option('--yes', 'with --tree: approve every interaction automatically'),
   ).action(async (conversationId: string, raw: unknown) => {
     const options = parseOptions(WatchOptions, raw, 'watch');
+    if (options.tree) {
+      const rootId = parseRootId(conversationId);
+      await withSession(configFrom(options), (session) =>
+        watchTree(session, output, rootId, {
+          yes: options.yes,
+          ...(options.idleExit === undefined ? {} : { idleExitMs: options.idleExit }),
+        }),
+      );
+      return;
+    }
     const id = parseId('conversation', conversationId, 'conversationId');
     await withSession(configFrom(options), async (session) => {
       const { ConversationNotificationReceiver } = await import('../../../client/conversation-receiver');
