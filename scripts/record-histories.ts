@@ -3,7 +3,8 @@
 // continue-as-new, accepted and rejected updates, interrupts, interactions and paging, and writes every
 // workflow run's history to test/fixtures/histories/v1-<name>.json; test/workflows/replay.test.ts
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
-// replay of these files is patched (workflows/patches.ts), never re-recorded.
+// replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>` and
+// `--live` (live output, scripts/record-live-output.ts) add runs beside them and delete nothing.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -25,7 +26,8 @@ import { searchAttributeRegistrations } from '../domain/search-attributes';
 import type { ConversationNotification, SpawnRequestInput } from '../domain/schemas';
 import { createAgentWorker } from '../workers/create-worker';
 import { startDevServer, defaultDataDir } from '../workers/dev-server';
-import { writeHistories } from './write-histories';
+import { holdsLiveOutput, takesPatch, writeHistories } from './write-histories';
+import { liveOutputModel, recordLiveOutput } from './record-live-output';
 import { slowTool } from '../test/helpers/tools';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
@@ -357,20 +359,27 @@ async function main(): Promise<void> {
     worker = await createAgentWorker({
       connection: nativeConnection,
       taskQueue,
-      activities: createActivities({ tools: [slowTool().tool] }),
+      // The model only the live-output scenario's thread calls: the scripted one, streaming slowly.
+      activities: createActivities({ tools: [slowTool().tool], model: liveOutputModel() }),
     });
     running = worker.run();
-    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them.
+    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them; `--live`
+    // records only the live-output scenario and adds its runs beside them.
     const addAt = process.argv.indexOf('--add');
     const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
+    const live = process.argv.includes('--live');
     if (addAt >= 0 && !/^[A-Za-z][A-Za-z0-9-]*$/.test(added ?? ''))
       throw new Error(`--add needs a patch id from workflows/patches.ts, got ${added}`);
-    await recordRootRun(client, taskQueue);
-    await recordConversation(client, taskQueue);
-    await recordPagedConversation(client, taskQueue);
+    if (live && added) throw new Error('--live and --add record different runs: pass one');
+    const scenarios = live
+      ? [recordLiveOutput]
+      : [recordRootRun, recordConversation, recordPagedConversation];
+    for (const record of scenarios) await record(client, taskQueue);
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
-    await writeHistories(client, added ?? 'v1', added === undefined);
+    if (live) await writeHistories(client, 'live-output', { takes: holdsLiveOutput, withSenders: true });
+    else if (added) await writeHistories(client, added, { takes: takesPatch(added) });
+    else await writeHistories(client, 'v1');
   } finally {
     worker?.shutdown();
     await running?.catch(() => undefined);

@@ -2,6 +2,7 @@
 // calls stream to a watcher through its conversation, so the golden histories hold `live-output`
 // signals and `watch-output` updates (added beside the v1 ones: live output only added handlers).
 import type { Client } from '@temporalio/client';
+import { createModelProvider, loadModelConfig } from '../activities';
 import type { LiveOutputEvent } from '../client/live-output';
 import { kitCall } from '../client/errors';
 import { ThreadService } from '../client/thread-service';
@@ -11,8 +12,9 @@ import { eventually, kitErrorOf, untilTurns } from '../test/helpers/runs';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
-/** The worker's scripted model writes a word every this many ms, so a call streams for a while. */
-export const liveWordDelayMs = '30';
+/** The recorder's model: the scripted one, a word every 30 ms, so a call streams for a while. */
+export const liveOutputModel = () =>
+  createModelProvider(loadModelConfig({ AGENTS_KIT_SCRIPTED_WORD_DELAY_MS: '30' }));
 
 /**
  * A root run (scripted root) with one model sub-agent whose two calls (its first turn and one a message
@@ -54,6 +56,7 @@ export async function recordLiveOutput(client: Client, taskQueue: string): Promi
   const ends = async () => events.filter((event): event is End => event.type === 'end');
   await eventually(ends, (found) => found.length >= 1, 'the first call’s end', 60_000);
   await untilTurns(service, thread.id, 1);
+  // Its answer quotes the message's envelope (200 characters, a few long words): it streams briefly.
   const message = Array.from({ length: 20 }, (_, n) => `more${n}`).join(' ');
   await root.sendMessage({ recipient: thread.id, content: message, triggerTurn: true });
   const both = await eventually(ends, (found) => found.length >= 2, 'the second call’s end', 60_000);

@@ -9,49 +9,89 @@ import { projectRoot } from '../test/helpers/paths';
 const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
+type History = temporal.api.history.v1.IHistory;
+
 /** Whether a run recorded the marker of patch `patchId` (it took the patched path). */
-const takesPatch = (history: temporal.api.history.v1.IHistory, patchId: string): boolean =>
+export const takesPatch =
+  (patchId: string) =>
+  (history: History): boolean =>
+    (history.events ?? []).some(
+      (event) =>
+        event.markerRecordedEventAttributes?.markerName === 'core_patch' &&
+        Object.values(event.markerRecordedEventAttributes.details ?? {}).some((payloads) =>
+          (payloads.payloads ?? []).some((payload) =>
+            Buffer.from(payload.data ?? [])
+              .toString('utf8')
+              .includes(JSON.stringify(patchId)),
+          ),
+        ),
+    );
+
+/** Whether a run streamed live output (SPEC S10.1): it took a `live-output` signal or a `watch-output` update. */
+export const holdsLiveOutput = (history: History): boolean =>
   (history.events ?? []).some(
     (event) =>
-      event.markerRecordedEventAttributes?.markerName === 'core_patch' &&
-      Object.values(event.markerRecordedEventAttributes.details ?? {}).some((payloads) =>
-        (payloads.payloads ?? []).some((payload) =>
-          Buffer.from(payload.data ?? [])
-            .toString('utf8')
-            .includes(JSON.stringify(patchId)),
-        ),
-      ),
+      event.workflowExecutionSignaledEventAttributes?.signalName === 'live-output' ||
+      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'watch-output',
   );
 
+/** What a recording beside the others keeps: the runs of one new path. */
+export interface RunSelection {
+  /** Whether a run took the path (by its history). */
+  takes: (history: History) => boolean;
+  /**
+   * Also the runs that started or signalled one that took it (the agent whose model call streams to
+   * its conversation). The runs one that took it signalled are always kept.
+   */
+  withSenders?: boolean;
+}
+
+/** The run ids that started or signalled this run (its parent, and every workflow that signalled it). */
+const sendersOf = (history: History): string[] =>
+  (history.events ?? []).flatMap((event) => {
+    const sender =
+      event.workflowExecutionStartedEventAttributes?.parentWorkflowExecution ??
+      event.workflowExecutionSignaledEventAttributes?.externalWorkflowExecution;
+    return sender?.runId ? [sender.runId] : [];
+  });
+
 /**
- * Every run of every workflow in the namespace, its history written as JSON under `<prefix>-…` names;
- * with `replace` false (a patch's histories beside the v1 ones), only the runs that took the patch and
- * the runs they signalled.
+ * Every run of every workflow in the namespace, its history written as JSON under `<prefix>-…` names,
+ * replacing the recorded ones; with a `selection` (a patch's or a new feature's histories beside the
+ * v1 ones), only the runs it takes and the runs linked to them, and nothing is deleted.
  */
-export async function writeHistories(client: Client, prefix: string, replace: boolean): Promise<void> {
-  if (replace) rmSync(fixturesDir, { recursive: true, force: true });
+export async function writeHistories(
+  client: Client,
+  prefix: string,
+  selection?: RunSelection,
+): Promise<void> {
+  if (!selection) rmSync(fixturesDir, { recursive: true, force: true });
   mkdirSync(fixturesDir, { recursive: true });
   const counts = new Map<string, number>();
   const executions = [];
   for await (const execution of client.workflow.list()) executions.push(execution);
   executions.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
-  const histories = new Map<string, temporal.api.history.v1.IHistory>();
+  const histories = new Map<string, History>();
   for (const execution of executions)
     histories.set(
       execution.runId,
       await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory(),
     );
-  // A patch's new path also shows in the runs it signals (a conversation forwarding what its thread
-  // left to it): they are kept with the runs that took the patch.
-  const patchedIds = new Set(
-    executions
-      .filter((execution) => takesPatch(histories.get(execution.runId)!, prefix))
-      .map((execution) => execution.workflowId),
+  // A new path also shows in the runs it signals (a conversation forwarding what its thread left to
+  // it): they are kept with the runs that took it, and so are the runs that started or signalled
+  // those, when the selection asks for them.
+  const taking = executions.filter((execution) => selection?.takes(histories.get(execution.runId)!));
+  const takingRuns = new Set(taking.map((execution) => execution.runId));
+  const takingIds = new Set(taking.map((execution) => execution.workflowId));
+  const senders = new Set(
+    selection?.withSenders ? taking.flatMap((execution) => sendersOf(histories.get(execution.runId)!)) : [],
   );
-  const affected = (history: temporal.api.history.v1.IHistory) =>
-    takesPatch(history, prefix) ||
+  const kept = (runId: string, history: History) =>
+    !selection ||
+    takingRuns.has(runId) ||
+    senders.has(runId) ||
     (history.events ?? []).some((event) =>
-      patchedIds.has(
+      takingIds.has(
         event.workflowExecutionSignaledEventAttributes?.externalWorkflowExecution?.workflowId ?? '',
       ),
     );
@@ -69,8 +109,8 @@ export async function writeHistories(client: Client, prefix: string, replace: bo
       log(`${execution.workflowId} (${execution.runId}): no workflow task completed yet, not recorded`);
       continue;
     }
-    // Beside the v1 ones, only the runs of the patch's new path: the rest replay as v1 does.
-    if (!replace && !affected(history)) continue;
+    // Beside the v1 ones, only the runs of the new path: the rest replay as v1 does.
+    if (!kept(execution.runId, history)) continue;
     const name = `${prefix}-${kind}-${String(index).padStart(2, '0')}-${execution.status.name.toLowerCase()}`;
     writeFileSync(
       join(fixturesDir, `${name}.json`),

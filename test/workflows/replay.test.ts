@@ -38,7 +38,7 @@ test('the fixtures cover every workflow type, continue-as-new included', () => {
   }
 });
 
-test('the fixtures hold accepted and failed updates, an interrupted activity and an answered interaction', () => {
+test('the fixtures hold accepted and failed updates, an interrupted activity, an answered interaction and live output', () => {
   const texts = fixtures.map((fixture) => JSON.stringify(fixture.history));
   const holding = (needle: string) => texts.filter((text) => text.includes(needle)).length;
   expect(holding('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED')).toBeGreaterThan(0);
@@ -46,6 +46,9 @@ test('the fixtures hold accepted and failed updates, an interrupted activity and
   expect(texts.some((text) => /UPDATE_COMPLETED[\s\S]*"failure"/.test(text))).toBe(true);
   expect(holding('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED')).toBeGreaterThan(0);
   expect(holding('resolve-interaction')).toBeGreaterThan(0);
+  // Live output (SPEC S10.1; `scripts/record-histories.ts --live`): streamed chunks and long-poll watches.
+  expect(holding('"signalName":"live-output"')).toBeGreaterThan(0);
+  expect(holding('"name":"watch-output"')).toBeGreaterThan(0);
 });
 
 test('every recorded history replays without non-determinism (S7.4)', async () => {
