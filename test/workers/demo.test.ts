@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../helpers/paths';
 
@@ -49,6 +50,9 @@ function runDemo(options: {
 
 test('npm run demo completes without a model or a terminal: approval automatic, tree and results printed', async () => {
   const { code, output } = await runDemo({});
+  // Kept for people: the run as printed, agents' text streamed after their paths (SPEC S10.1).
+  mkdirSync(join(projectRoot, 'test-output'), { recursive: true });
+  writeFileSync(join(projectRoot, 'test-output', 'demo-output.txt'), output);
   expect(output).toContain('model: SCRIPTED');
   expect(output).toMatch(
     /approval request_[0-9a-f]{32} from thread_[0-9a-f]{32}: \/root\/writer wants to run publish \[publish /,
