@@ -37,6 +37,7 @@ export {
 } from './conversations';
 export { toKitError } from './errors';
 export { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
+export { streamTree, type StreamTreeOptions, type TreeEvent, type TreeEventBody } from './tree-stream';
 export { LiveCallId, LiveCursor, LiveEnd, type LiveOutputView } from '../domain/live-output';
 export { createEncryptionCodec } from './encryption-codec';
 export { loadCodecKeys } from './codec-keys';

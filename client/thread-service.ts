@@ -41,6 +41,7 @@ import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { kitCall, toKitError } from './errors';
 import { executeUpdate } from './updates';
 import { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
+import { streamTree, type StreamTreeOptions, type TreeEvent } from './tree-stream';
 
 import { ThreadControls } from './thread-controls';
 
@@ -210,6 +211,16 @@ export class ThreadService {
     options: Omit<WatchOutputOptions, 'capability'> = {},
   ): AsyncGenerator<LiveOutputEvent> {
     return watchOutput(this.client, threadId, { ...options, capability: this.rootCapability });
+  }
+
+  /**
+   * SPEC S10.2: every event of this run's tree (or of one thread's subtree), in causal order, from the
+   * start or after a cursor, readable after the run has ended ({@link streamTree}).
+   */
+  streamTree(
+    options: Omit<StreamTreeOptions, 'runKey'> & { signal: AbortSignal },
+  ): AsyncGenerator<TreeEvent> {
+    return streamTree(this.client, this.rootThreadId, { ...options, runKey: this.capability });
   }
 
   /** SPEC S3.7: the root's messages, drained in order, each once. */

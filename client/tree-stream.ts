@@ -1,0 +1,258 @@
+import type { Client } from '@temporalio/client';
+import { capabilityRefusal, type Capability } from '../domain/capability';
+import type { InteractionResolution } from '../domain/conversation-schemas';
+import { ErrorKind, KitError } from '../domain/errors';
+import { parseId, relatedId, type ThreadId } from '../domain/ids';
+import { LiveOutput, type LiveCallId, type LiveEnd } from '../domain/live-output';
+import type { NotificationBody } from '../domain/schemas';
+import { tailHistory, type HistoryEvent, type HistoryPosition } from './history-tail';
+import { conversationEventsOf, exists, type Reading } from './tree-conversation';
+import { mailboxEventsOf, type MailboxReading } from './tree-mailbox';
+
+/**
+ * SPEC S10.2: one stream of a whole root run, causally ordered, resumable from a cursor, readable after
+ * the run has ended.
+ *
+ * Where the ordering happens: here, in the client, over the tree's own workflow histories. A thread's
+ * conversation history holds, in order, everything its thread published (turn starts and ends, children
+ * spawned, its messages for people, interactions, its end), every settlement and every live-output
+ * flush; its own workflow's history holds every message it sent and every one its mailbox numbered.
+ * Histories are durable until the namespace's retention, so a run is readable after it has ended, and
+ * reading them (a long-poll per workflow, `waitNewEvent`) is not a billable action and adds nothing to
+ * any workflow. A server-side journal would cost every thread one more signal per publishing task, and
+ * a workflow that every event of the tree passes through; this costs the reader a long-poll per workflow.
+ *
+ * Causality: each source keeps its history's order; a child's histories are read only once its
+ * `child-spawned` status has been yielded (a child's events after its spawn); a message received from
+ * another thread waits until that thread's send has been yielded (a receipt after its send).
+ *
+ * What a workflow accepted is decided here as it decided it: a publish, settlement or flush counts only
+ * when proven by the conversation's own thread under the run's key (a forged signal is in the history
+ * but was refused), a notification id once, nothing after the thread's end; a message only with the
+ * receipt its recipient answered.
+ */
+
+/** What happened, in one thread of the tree. */
+export type TreeEventBody =
+  | { type: 'notification'; id: string; body: NotificationBody }
+  | { type: 'interaction-resolved'; resolution: InteractionResolution }
+  | { type: 'output'; call: LiveCallId; offset: number; text: string; end?: LiveEnd }
+  | { type: 'message-sent'; operationId: string; to: string; content: string }
+  | {
+      type: 'message-received';
+      messageId: string;
+      from: string;
+      seq: number;
+      sentAt: string;
+      content: string;
+    };
+
+/** One event of the tree, with the cursor to resume after it. */
+export interface TreeEvent {
+  threadId: ThreadId;
+  path: string;
+  /** When its workflow took it (its history event's time). */
+  at: string;
+  event: TreeEventBody;
+  /** Pass it as `after` to go on after this event (an opaque JSON string). */
+  cursor: string;
+}
+
+type SourceName = 'conversation' | 'mailbox';
+type Position = HistoryPosition & { index: number };
+
+interface Cursor {
+  v: 1;
+  /** Threads known (spawned), by id: their path and where each of their histories was read up to. */
+  threads: Record<string, { path: string; at: Partial<Record<SourceName, Position>> }>;
+  /** The latest sends yielded (`sender|operationId`), so a receipt after a resume knows its send came. */
+  sends: string[];
+}
+const rememberedSends = 2_000;
+
+/** Options of {@link streamTree}. */
+export interface StreamTreeOptions {
+  /** The run's key (`service.capability`): proves what each workflow accepted. */
+  runKey: string;
+  /** Stream only this thread's subtree (default: the whole tree, from the root). */
+  threadId?: string;
+  /** The path of the thread the stream starts at (`/root` for the root). */
+  rootPath?: string;
+  /** A cursor from an earlier event: the stream goes on after it. */
+  after?: string;
+  signal: AbortSignal;
+}
+
+function parseCursor(raw: string | undefined, rootId: ThreadId, rootPath: string): Cursor {
+  if (raw === undefined) return { v: 1, threads: { [rootId]: { path: rootPath, at: {} } }, sends: [] };
+  try {
+    const cursor = JSON.parse(raw) as Cursor;
+    if (cursor.v === 1 && typeof cursor.threads === 'object' && Array.isArray(cursor.sends)) return cursor;
+  } catch {
+    // Reported below.
+  }
+  throw new KitError(ErrorKind.Protocol, 'streamTree: `after` is not a cursor this stream gave');
+}
+
+interface Pending {
+  threadId: ThreadId;
+  source: SourceName;
+  position: Position;
+  at: string;
+  event: TreeEventBody;
+  after?: string | undefined;
+  /** Arrival order, across sources: the oldest releasable item goes first. */
+  order: number;
+  since: number;
+}
+
+/** A receipt whose send was never seen (its sender's history lost) goes after this long. */
+const sendWaitMs = 10_000;
+
+/**
+ * Streams every event of a root run's tree (SPEC S10.2), in causal order, from the start or after a
+ * cursor, until `signal` aborts, or every history of the tree has closed.
+ */
+export async function* streamTree(
+  client: Client,
+  rootThreadId: string,
+  options: StreamTreeOptions,
+): AsyncGenerator<TreeEvent> {
+  const rootId = parseId('thread', rootThreadId, 'rootThreadId');
+  const top = options.threadId ? parseId('thread', options.threadId, 'threadId') : rootId;
+  const cursor = parseCursor(options.after, top, options.rootPath ?? '/root');
+  const sends = new Set(cursor.sends);
+  const queues = new Map<string, Pending[]>();
+  const failures: unknown[] = [];
+  let arrivals = 0;
+  let wake: (() => void) | undefined;
+  const running: Promise<void>[] = [];
+
+  /** Reads one history of a thread into its queue, after the cursor's position. */
+  const read = (
+    threadId: ThreadId,
+    source: SourceName,
+    workflowId: string,
+    take: (event: HistoryEvent) => Promise<(TreeEventBody & { after?: string })[]>,
+  ) => {
+    const key = `${threadId}|${source}`;
+    const queue: Pending[] = [];
+    queues.set(key, queue);
+    const resumed = cursor.threads[threadId]!.at[source];
+    running.push(
+      (async () => {
+        // A child's workflows are started by its first task, maybe just after its spawn is seen.
+        for (let tries = 0; !(await exists(client, workflowId)); tries++) {
+          if (tries >= 300 || options.signal.aborted) return;
+          await new Promise((done) => setTimeout(done, 200));
+        }
+        // The cursor's event is read again: it may hold more items than were yielded.
+        const after = resumed ? { runId: resumed.runId, eventId: resumed.eventId - 1 } : undefined;
+        for await (const { runId, event } of tailHistory(client, workflowId, {
+          ...(after ? { after } : {}),
+          signal: options.signal,
+        })) {
+          const eventId = Number(event.eventId);
+          const at = event.eventTime
+            ? new Date(
+                Number(event.eventTime.seconds) * 1000 + Math.floor((event.eventTime.nanos ?? 0) / 1e6),
+              ).toISOString()
+            : '';
+          (await take(event)).forEach(({ after: needs, ...body }, index) => {
+            if (resumed && resumed.runId === runId && resumed.eventId === eventId && index <= resumed.index)
+              return;
+            queue.push({
+              threadId,
+              source,
+              position: { runId, eventId, index },
+              at,
+              event: body,
+              after: needs,
+              order: arrivals++,
+              since: Date.now(),
+            });
+          });
+          wake?.();
+        }
+      })().catch((failure: unknown) => {
+        failures.push(failure);
+        wake?.();
+      }),
+    );
+  };
+
+  const follow = (threadId: ThreadId) => {
+    if (queues.has(`${threadId}|conversation`)) return;
+    const reading: Reading = {
+      proven: (from): from is Capability =>
+        capabilityRefusal(options.runKey, rootId, from) === undefined &&
+        (from as Capability).threadId === threadId,
+      seen: new Set(),
+      settled: new Set(),
+      live: new LiveOutput(),
+      ended: false,
+    };
+    const mailbox: MailboxReading = { pending: new Map() };
+    read(threadId, 'conversation', relatedId('conversation', threadId), (event) =>
+      conversationEventsOf(client, event, reading),
+    );
+    read(threadId, 'mailbox', threadId, (event) => mailboxEventsOf(client, event, mailbox));
+  };
+
+  /** The oldest head of a queue that may go now: a receipt only once its send has gone. */
+  const next = (): Pending | undefined => {
+    let best: Pending | undefined;
+    for (const queue of queues.values()) {
+      const head = queue[0];
+      if (!head) continue;
+      const ready = !head.after || sends.has(head.after) || Date.now() - head.since >= sendWaitMs;
+      if (ready && (!best || head.order < best.order)) best = head;
+    }
+    return best;
+  };
+
+  for (const threadId of Object.keys(cursor.threads)) follow(threadId as ThreadId);
+  const aborted = new Promise<void>((resolve) =>
+    options.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
+  while (!options.signal.aborted) {
+    if (failures.length > 0) throw failures[0];
+    const item = next();
+    if (!item) {
+      const waiting = [...queues.values()].some((queue) => queue.length > 0);
+      const woken = new Promise<void>((resolve) => (wake = resolve));
+      // Held receipts are looked at again once their wait for a send could have run out.
+      const recheck = waiting ? new Promise<void>((resolve) => setTimeout(resolve, 500).unref()) : undefined;
+      // Every history read to its close (children are added only when their spawn is yielded).
+      const allRead = Promise.all([...running]).then(() => 'done' as const);
+      const outcome = await Promise.race([woken, aborted, allRead, ...(recheck ? [recheck] : [])]);
+      wake = undefined;
+      if (outcome === 'done' && !waiting && !next()) return;
+      continue;
+    }
+    queues.get(`${item.threadId}|${item.source}`)!.shift();
+    const thread = cursor.threads[item.threadId]!;
+    thread.at[item.source] = item.position;
+    const body = item.event;
+    if (body.type === 'message-sent') {
+      const key = `${item.threadId}|${body.operationId}`;
+      sends.add(key);
+      cursor.sends.push(key);
+      if (cursor.sends.length > rememberedSends) sends.delete(cursor.sends.shift()!);
+    }
+    if (body.type === 'notification' && body.body.type === 'status' && body.body.event === 'child-spawned') {
+      const child = body.body.threadId;
+      if (child && !cursor.threads[child]) {
+        cursor.threads[child] = { path: body.body.detail ?? child, at: {} };
+        follow(child as ThreadId);
+      }
+    }
+    yield {
+      threadId: item.threadId,
+      path: thread.path,
+      at: item.at,
+      event: body,
+      cursor: JSON.stringify(cursor),
+    };
+  }
+}

@@ -1,0 +1,191 @@
+// SPEC S10.2: one stream of a whole root run. A 3-level tree of 21 threads streams in causal order (each
+// thread's events after its spawn); a reader killed and resumed from its cursor 5 times loses nothing
+// and repeats nothing against one that read straight through; forged publishes are not in it; after the
+// run has ended, the same events are read again from the start.
+import type { ScriptStepShape } from '../../domain/schemas';
+import { streamTree, type TreeEvent } from '../../client/tree-stream';
+import { publishSignal } from '../../domain/conversation-messages';
+import { newId } from '../../domain/ids';
+import { randomUUID } from 'node:crypto';
+import { attachRun, eventually } from '../helpers/runs';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+
+let temporal: TestTemporal;
+const taskQueue = uniqueTaskQueue('tree');
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  await temporal.startWorker({ taskQueue });
+});
+afterAll(async () => temporal?.close());
+
+const reply = (text: string): ScriptStepShape[][] => [[{ type: 'reply', text }]];
+/** A thread that spawns `names` (each answering at once), waits for them and answers. */
+const spawning = (names: string[], leaf: (name: string) => ScriptStepShape[][]): ScriptStepShape[][] => [
+  [
+    ...names.map((name): ScriptStepShape => ({
+      type: 'spawn',
+      as: name,
+      request: { name, task: `do ${name}`, kernel: { type: 'scripted', turns: leaf(name) } },
+    })),
+    { type: 'wait', on: names, timeoutMs: 60_000 },
+    { type: 'reply', text: `done: ${names.join(',')}` },
+  ],
+];
+const letters = ['a', 'b', 'c', 'd'];
+
+const keyOf = (item: TreeEvent) =>
+  `${item.threadId}|${item.event.type === 'notification' ? item.event.id : JSON.stringify(item.event)}`;
+const ended = (events: TreeEvent[]) =>
+  events.filter(
+    (item) =>
+      item.event.type === 'notification' &&
+      item.event.body.type === 'status' &&
+      item.event.body.event === 'thread-end',
+  ).length;
+
+/**
+ * Reads the tree until `enough` holds and then nothing more comes for a second, resuming from the last
+ * cursor after each of the `killAfter` counts (a reader killed mid-stream, a new one taking its cursor).
+ */
+async function read(
+  rootId: string,
+  runKey: string,
+  enough: (events: TreeEvent[]) => boolean,
+  killAfter: number[] = [],
+): Promise<TreeEvent[]> {
+  const events: TreeEvent[] = [];
+  let after: string | undefined;
+  for (let round = 0; ; round++) {
+    const stop = new AbortController();
+    const limit = killAfter[round];
+    let quiet: NodeJS.Timeout | undefined;
+    const settle = () => {
+      clearTimeout(quiet);
+      if (enough(events)) quiet = setTimeout(() => stop.abort(), 1_000);
+    };
+    settle();
+    let killed = false;
+    for await (const item of streamTree(temporal.client, rootId, {
+      runKey,
+      signal: stop.signal,
+      ...(after ? { after } : {}),
+    })) {
+      events.push(item);
+      after = item.cursor;
+      settle();
+      if (limit !== undefined && events.length >= limit) {
+        killed = true;
+        stop.abort();
+        break;
+      }
+    }
+    clearTimeout(quiet);
+    if (!killed) return events;
+  }
+}
+
+test('a 3-level tree of 21 threads streams in causal order, resumable, and readable after the run', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    root: {
+      name: 'root',
+      task: 'coordinate',
+      kernel: {
+        type: 'scripted',
+        turns: spawning(letters, (name) =>
+          spawning(
+            letters.map((leaf) => `${name}${leaf}`),
+            (leaf) => [
+              [
+                { type: 'send', to: 'parent', content: `hello from ${leaf}` },
+                { type: 'reply', text: `leaf ${leaf}` },
+              ],
+            ],
+          ),
+        ),
+      },
+    },
+    grant: { owner: 'tests', maxConcurrent: 50, maxTotal: 50, maxDepth: 3 },
+  });
+  const runKey = service.capability;
+  const allEnded = (events: TreeEvent[]) => ended(events) >= 20;
+  const straight = read(service.rootThreadId, runKey, allEnded);
+  const resumed = read(service.rootThreadId, runKey, allEnded, [3, 9, 20, 40, 70]);
+  // A forged publish to the root's conversation, proven by nobody: in its history, not in the stream.
+  const rootConversation = (await service.refreshRoot()).conversationId;
+  await temporal.client.workflow.getHandle(rootConversation).signal(publishSignal, {
+    from: { ...service.rootCapability, proof: 'f'.repeat(64) },
+    notifications: [
+      {
+        id: newId('notification', randomUUID),
+        createdAt: new Date().toISOString(),
+        body: { type: 'message', text: 'forged' },
+      },
+    ],
+  });
+  await eventually(
+    async () =>
+      (await service.rootControls().listThreads()).filter((thread) => thread.turnsCompleted >= 1).length,
+    (count) => count === 21,
+    'every thread’s first turn',
+    120_000,
+  );
+  await service.shutdown();
+  const [whole, pieces] = await Promise.all([straight, resumed]);
+
+  const threads = new Set(whole.map((item) => item.threadId));
+  expect(threads.size).toBe(21);
+  expect(new Set(whole.map((item) => item.path)).size).toBe(21);
+  expect(whole.some((item) => item.path === '/root/b/bc')).toBe(true);
+  // Nothing lost or repeated across 5 kills: the same events, each once.
+  expect(pieces.map(keyOf)).toHaveLength(new Set(pieces.map(keyOf)).size);
+  expect(new Set(pieces.map(keyOf))).toEqual(new Set(whole.map(keyOf)));
+  for (const events of [whole, pieces]) {
+    // Causal: every thread's first event comes after the child-spawned status that names it.
+    const spawnedAt = new Map<string, number>();
+    events.forEach((item, index) => {
+      if (
+        item.event.type === 'notification' &&
+        item.event.body.type === 'status' &&
+        item.event.body.event === 'child-spawned'
+      )
+        spawnedAt.set(item.event.body.threadId!, index);
+    });
+    for (const threadId of threads) {
+      if (threadId === service.rootThreadId) continue;
+      const first = events.findIndex((item) => item.threadId === threadId);
+      expect(spawnedAt.get(threadId)).toBeLessThan(first);
+    }
+    // A thread's own events keep its conversation's order: turn start before turn end.
+    const order = (threadId: string) =>
+      events
+        .filter((item) => item.threadId === threadId && item.event.type === 'notification')
+        .map((item) =>
+          item.event.type === 'notification' && item.event.body.type === 'status'
+            ? item.event.body.event
+            : '',
+        );
+    for (const threadId of threads) {
+      const statuses = order(threadId);
+      expect(statuses.indexOf('turn-start')).toBeLessThan(statuses.indexOf('turn-end'));
+    }
+    // Every message a leaf sent to its parent: received after it was sent.
+    const sentAt = new Map<string, number>();
+    const receivedAt = new Map<string, number>();
+    events.forEach((item, index) => {
+      if (item.event.type === 'message-sent') sentAt.set(item.event.content, index);
+      if (item.event.type === 'message-received') receivedAt.set(item.event.content, index);
+    });
+    expect(sentAt.size).toBe(16);
+    expect([...receivedAt.keys()].sort()).toEqual([...sentAt.keys()].sort());
+    for (const [content, index] of receivedAt) expect(sentAt.get(content)).toBeLessThan(index);
+  }
+  expect(
+    whole.some(
+      (item) => item.event.type === 'notification' && JSON.stringify(item.event.body).includes('forged'),
+    ),
+  ).toBe(false);
+
+  // After the run: the same events again, from the start.
+  const again = await read(service.rootThreadId, runKey, allEnded);
+  expect(new Set(again.map(keyOf))).toEqual(new Set(whole.map(keyOf)));
+}, 240_000);
