@@ -305,7 +305,7 @@ test("run --model --yes streams the root conversation and approves the writer's 
   expect(result.stderr).toMatch(/^\/root\/writer ▸ \(scripted/m);
 });
 
-test("watch --tree shows the run live: the root conversation and each agent's output as it streams", async () => {
+test("watch --tree shows the run live: the tree stream after each agent's path, and each agent's output as it streams", async () => {
   const run = await runCli(['run', 'watch me work', '--model', '--yes', '--keep', '--json'], env);
   expect(run.code).toBe(0);
   const { rootThreadId, threads, capability } = parsed<TreeJson & { capability: string }>(run.stdout);
@@ -324,6 +324,15 @@ test("watch --tree shows the run live: the root conversation and each agent's ou
     const sent = await runCli(['send', rootThreadId, researcher.id, 'one more thing', '--trigger'], withKey);
     expect(sent.code).toBe(0);
     await untilOutput(watch, /^\/root\/researcher ▸ \(scripted model\) \/root\/researcher noted/m);
+    // The tree stream (SPEC S10.2): from the run's start, each event after its agent's path.
+    await untilOutput(watch, /^\/root\/researcher ← \/root #1: one more thing$/m);
+    const { stdout } = watch.output();
+    expect(stdout).toMatch(/^\/root child-spawned \(\/root\/researcher\)$/m);
+    expect(stdout).toMatch(/^\/root\/writer asks \(approval request_[0-9a-f]{32}\): /m);
+    expect(stdout).toMatch(/^\/root\/writer request_[0-9a-f]{32} approved$/m);
+    expect(stdout.indexOf('/root child-spawned (/root/researcher)')).toBeLessThan(
+      stdout.indexOf('/root/researcher turn-start'),
+    );
   } finally {
     watch.kill('SIGINT');
     await watch.done;

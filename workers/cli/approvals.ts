@@ -2,7 +2,7 @@ import type { Capability } from '../../domain/capability';
 import type { Client } from '@temporalio/client';
 import { createInterface } from 'node:readline/promises';
 import type { InteractionAnswer } from '../../domain/conversation-schemas';
-import type { ConversationNotification } from '../../domain/schemas';
+import type { ConversationNotification, NotificationBody } from '../../domain/schemas';
 import { formatNotification } from './format';
 
 /**
@@ -34,7 +34,7 @@ export function describeApprovals(policy: ApprovalPolicy): string {
 }
 
 async function askAtTerminal(
-  item: ConversationNotification,
+  item: { body: NotificationBody },
   say: (line: string) => void,
 ): Promise<InteractionAnswer> {
   const body = item.body;
@@ -77,7 +77,6 @@ export async function streamConversation(options: {
 }): Promise<void> {
   const { client, policy, say, signal } = options;
   const { ConversationNotificationReceiver } = await import('../../client/conversation-receiver');
-  const { resolveNotification } = await import('../../client/conversations');
   await using receiver = await ConversationNotificationReceiver.open(client, options.conversationId, {
     taskQueue: options.taskQueue,
     capability: options.capability,
@@ -89,32 +88,56 @@ export async function streamConversation(options: {
     });
     if (!item) return;
     say(formatNotification(item));
-    if (item.body.type === 'interaction') {
-      const { threadId, requestId, kind } = item.body;
-      if (policy.mode === 'leave') {
-        const answer = kind === 'approval' ? '--approve|--deny' : '--answer <text>';
-        // Whoever answers from another terminal acts with the root's authority (SPEC S3.9).
-        const withKey = options.runKey ? ` (with AGENTS_KIT_CAPABILITY=${options.runKey})` : '';
-        say(`waiting for an answer: agents-kit resolve ${threadId} ${requestId} ${answer}${withKey}`);
-      } else if (policy.mode === 'approve') {
-        const answer: InteractionAnswer =
-          kind === 'approval' ? { type: 'approval', approved: true } : { type: 'question', text: 'yes' };
-        await resolveNotification(client, item, answer, {
-          capability: options.capability,
-          name: 'agents-kit CLI',
-        });
-        say(
-          kind === 'approval'
-            ? `approved automatically (${policy.because})`
-            : `answered "yes" automatically (${policy.because})`,
-        );
-      } else {
-        await resolveNotification(client, item, await askAtTerminal(item, say), {
-          capability: options.capability,
-          name: 'agents-kit CLI',
-        });
-      }
-    }
+    if (item.body.type === 'interaction')
+      await answerInteraction({
+        client,
+        item,
+        policy,
+        say,
+        capability: options.capability,
+        runKey: options.runKey,
+      });
     options.onHandled?.(item);
+  }
+}
+
+/**
+ * Answers an interaction as `policy` says (asked at the terminal, approved automatically, or left for
+ * `agents-kit resolve`, whose command is printed), with `capability`'s authority (SPEC S3.9).
+ */
+export async function answerInteraction(options: {
+  client: Client;
+  item: { body: NotificationBody };
+  policy: ApprovalPolicy;
+  say: (line: string) => void;
+  capability: Capability;
+  runKey?: string | undefined;
+}): Promise<void> {
+  const { client, item, policy, say } = options;
+  const { resolveNotification } = await import('../../client/conversations');
+  if (item.body.type !== 'interaction') return;
+  const { threadId, requestId, kind } = item.body;
+  if (policy.mode === 'leave') {
+    const answer = kind === 'approval' ? '--approve|--deny' : '--answer <text>';
+    // Whoever answers from another terminal acts with the root's authority (SPEC S3.9).
+    const withKey = options.runKey ? ` (with AGENTS_KIT_CAPABILITY=${options.runKey})` : '';
+    say(`waiting for an answer: agents-kit resolve ${threadId} ${requestId} ${answer}${withKey}`);
+  } else if (policy.mode === 'approve') {
+    const answer: InteractionAnswer =
+      kind === 'approval' ? { type: 'approval', approved: true } : { type: 'question', text: 'yes' };
+    await resolveNotification(client, item, answer, {
+      capability: options.capability,
+      name: 'agents-kit CLI',
+    });
+    say(
+      kind === 'approval'
+        ? `approved automatically (${policy.because})`
+        : `answered "yes" automatically (${policy.because})`,
+    );
+  } else {
+    await resolveNotification(client, item, await askAtTerminal(item, say), {
+      capability: options.capability,
+      name: 'agents-kit CLI',
+    });
   }
 }

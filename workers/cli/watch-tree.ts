@@ -1,23 +1,48 @@
+import type { TreeEvent } from '../../client/tree-stream';
 import type { ThreadId } from '../../domain/ids';
-import { approvalPolicy, describeApprovals, streamConversation } from './approvals';
+import { answerInteraction, approvalPolicy, describeApprovals } from './approvals';
 import type { CliOutput } from './io';
 import { LivePrinter } from './live-printer';
 import { reopenRoot, type CliSession } from './session';
 
+/** One line for a tree event, after its agent's path; nothing for streamed output (printed as it comes). */
+export function formatTreeEvent(item: TreeEvent, pathOf: (threadId: string) => string): string | undefined {
+  const event = item.event;
+  switch (event.type) {
+    case 'notification': {
+      const body = event.body;
+      if (body.type === 'message') return `${item.path} says: ${body.text}`;
+      if (body.type === 'status')
+        return `${item.path} ${body.event}${body.detail ? ` (${body.detail})` : ''}`;
+      return `${item.path} asks (${body.kind} ${body.requestId}): ${body.prompt}${body.tool ? ` [${body.tool.name} ${JSON.stringify(body.tool.input)}]` : ''}`;
+    }
+    case 'interaction-resolved': {
+      const answer = event.resolution.answer;
+      const said =
+        answer.type === 'approval' ? (answer.approved ? 'approved' : 'denied') : `"${answer.text}"`;
+      return `${item.path} ${event.resolution.requestId} ${said}`;
+    }
+    case 'message-sent':
+      return `${item.path} → ${pathOf(event.to)}: ${event.content}`;
+    case 'message-received':
+      return `${item.path} ← ${pathOf(event.from)} #${event.seq}: ${event.content}`;
+    case 'output':
+      return undefined;
+  }
+}
+
 /**
- * `agents-kit watch --tree <rootId>`: a root run live (SPEC S8.2, S10.1). The root conversation's items
- * (every status, message and approval of the tree, approvals asked at a terminal or left for `resolve`)
- * and every agent's model output as it streams, after the agent's path. Threads are found from the
- * tree listing (every `listEveryMs`), at any depth. Until Ctrl-C, or `idleExitMs` without a new item.
- *
- * The tree's live output comes from one watcher per thread; the causally ordered tree stream of SPEC
- * S10.2 (one subscription, resumable from a cursor) is not built yet.
+ * `agents-kit watch --tree <rootId>`: a root run live (SPEC S8.2, S10.2): the tree stream, each event on
+ * a line after its agent's path (spawns, turns, messages between agents, interactions and their answers,
+ * ends), approvals answered inline (asked at a terminal, `--yes`, or left for `resolve`), and each
+ * agent's model output printed as it streams (S10.1). From the run's start (or after a cursor); until
+ * Ctrl-C, or `idleExitMs` without an event.
  */
 export async function watchTree(
   session: CliSession,
   output: CliOutput,
   rootId: ThreadId,
-  options: { yes: boolean; idleExitMs?: number; listEveryMs?: number },
+  options: { yes: boolean; idleExitMs?: number; after?: string },
 ): Promise<void> {
   const service = await reopenRoot(session, rootId);
   const policy = approvalPolicy(options.yes);
@@ -28,39 +53,42 @@ export async function watchTree(
   const write = output.write?.bind(output) ?? (() => undefined);
   const printer = new LivePrinter(service, { write, note: (line) => output.line(line) }, stop.signal);
   printer.line(describeApprovals(policy));
-  let lastItemAt = Date.now();
-  const idle = setInterval(() => {
-    if (options.idleExitMs !== undefined && Date.now() - lastItemAt >= options.idleExitMs) stop.abort();
-  }, 200);
-  const listing = (async () => {
-    while (!stop.signal.aborted) {
-      const threads = await service
-        .rootControls()
-        .listThreads()
-        .catch(() => []);
-      for (const thread of threads) printer.follow(thread.id, thread.path);
-      await new Promise((done) => setTimeout(done, options.listEveryMs ?? 2_000).unref());
-    }
-  })();
+  const paths = new Map<string, string>();
+  const pathOf = (threadId: string) => paths.get(threadId) ?? threadId;
+  let idle: NodeJS.Timeout | undefined;
+  const awake = () => {
+    clearTimeout(idle);
+    if (options.idleExitMs !== undefined) idle = setTimeout(() => stop.abort(), options.idleExitMs);
+  };
+  awake();
   try {
-    await streamConversation({
-      client: session.client,
-      conversationId: (await service.refreshRoot()).conversationId,
-      taskQueue: session.config.AGENTS_KIT_TASK_QUEUE,
-      policy,
-      capability: service.rootCapability,
-      runKey: service.capability,
-      say: (line) => printer.line(line),
+    for await (const item of service.streamTree({
       signal: stop.signal,
-      onHandled: (item) => {
-        lastItemAt = Date.now();
-        printer.noticed(item);
-      },
-    });
+      rootPath: (await service.refreshRoot()).path,
+      ...(options.after ? { after: options.after } : {}),
+    })) {
+      awake();
+      paths.set(item.threadId, item.path);
+      printer.follow(item.threadId, item.path);
+      const line = formatTreeEvent(item, pathOf);
+      if (line) printer.line(line);
+      if (item.event.type === 'notification' && item.event.body.type === 'interaction')
+        // Read from the run's start, an interaction may have been answered already: its answer is
+        // then the one that stands, and the refusal is said, not fatal.
+        await answerInteraction({
+          client: session.client,
+          item: item.event,
+          policy,
+          say: (said) => printer.line(said),
+          capability: service.rootCapability,
+          runKey: service.capability,
+        }).catch((error: unknown) =>
+          printer.line(`not answered: ${error instanceof Error ? error.message : String(error)}`),
+        );
+    }
   } finally {
     stop.abort();
-    clearInterval(idle);
-    await listing;
+    clearTimeout(idle);
     await printer.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
