@@ -65,7 +65,10 @@ interface Cursor {
   v: 1;
   /** Threads known (spawned), by id: their path and where each of their histories was read up to. */
   threads: Record<string, { path: string; at: Partial<Record<SourceName, Position>> }>;
-  /** The latest sends yielded (`sender|operationId`), so a receipt after a resume knows its send came. */
+  /**
+   * Sends yielded whose receipt has not been (`sender|operationId`, at most the latest 2,000), so a
+   * receipt after a resume knows its send came.
+   */
   sends: string[];
 }
 const rememberedSends = 2_000;
@@ -240,6 +243,9 @@ export async function* streamTree(
       cursor.sends.push(key);
       if (cursor.sends.length > rememberedSends) sends.delete(cursor.sends.shift()!);
     }
+    // A send is remembered only until its receipt has gone, so the cursor holds the messages in flight.
+    if (body.type === 'message-received' && item.after && sends.delete(item.after))
+      cursor.sends.splice(cursor.sends.indexOf(item.after), 1);
     if (body.type === 'notification' && body.body.type === 'status' && body.body.event === 'child-spawned') {
       const child = body.body.threadId;
       if (child && !cursor.threads[child]) {

@@ -52,6 +52,7 @@ async function read(
   runKey: string,
   enough: (events: TreeEvent[]) => boolean,
   killAfter: number[] = [],
+  subtree: { threadId?: string; rootPath?: string } = {},
 ): Promise<TreeEvent[]> {
   const events: TreeEvent[] = [];
   let after: string | undefined;
@@ -67,6 +68,7 @@ async function read(
     let killed = false;
     for await (const item of streamTree(temporal.client, rootId, {
       runKey,
+      ...subtree,
       signal: stop.signal,
       ...(after ? { after } : {}),
     })) {
@@ -188,4 +190,16 @@ test('a 3-level tree of 21 threads streams in causal order, resumable, and reada
   // After the run: the same events again, from the start.
   const again = await read(service.rootThreadId, runKey, allEnded);
   expect(new Set(again.map(keyOf))).toEqual(new Set(whole.map(keyOf)));
+  // One thread's subtree: /root/b and its four children, nothing else.
+  const b = whole.find((item) => item.path === '/root/b')!.threadId;
+  const branch = await read(service.rootThreadId, runKey, (events) => ended(events) >= 5, [], {
+    threadId: b,
+    rootPath: '/root/b',
+  });
+  expect(new Set(branch.map((item) => item.path))).toEqual(
+    new Set(['/root/b', '/root/b/ba', '/root/b/bb', '/root/b/bc', '/root/b/bd']),
+  );
+  expect(new Set(branch.map(keyOf))).toEqual(
+    new Set(whole.filter((item) => item.path.startsWith('/root/b')).map(keyOf)),
+  );
 }, 240_000);
