@@ -15,6 +15,7 @@ import type { AgentThread, ScriptStepShape } from '../domain/schemas';
 import { awaitSettled } from './histories';
 import { nowMs, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
+import { deferred, within, type Deferred } from './waiting';
 
 // "first delta → watcher" (issue 18): how long the first text a provider emits takes to reach a client
 // watching the thread (SPEC S10.1), against the long-poll wake-up it rides on. The model is a fake with a
@@ -99,35 +100,6 @@ export function createLiveModel(tokens: number): LanguageModelV3 {
       };
     },
   };
-}
-
-/** A promise with its settlers; a rejection nobody awaits yet is not an unhandled one. */
-interface Deferred<Value> {
-  promise: Promise<Value>;
-  resolve(value: Value): void;
-  reject(error: Error): void;
-}
-function deferred<Value>(): Deferred<Value> {
-  let resolve!: (value: Value) => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<Value>((done, fail) => ((resolve = done), (reject = fail)));
-  promise.catch(() => {});
-  return { promise, resolve, reject };
-}
-
-/** `promise`, or a rejection naming `what` after `ms` (a sample that never arrives fails the run). */
-async function within<Value>(promise: Promise<Value>, what: string, ms = 30_000): Promise<Value> {
-  const timeout = new AbortController();
-  try {
-    return await Promise.race([
-      promise,
-      delay(ms, undefined, { signal: timeout.signal }).then(() => {
-        throw new Error(`timed out waiting for ${what}`);
-      }),
-    ]);
-  } finally {
-    timeout.abort();
-  }
 }
 
 /** One streamed turn a watcher waits for: when its marker was first seen, and its call's end. */

@@ -29,6 +29,7 @@ import {
 import { compare, writeReport, type BenchReport } from './report';
 import { StepMode } from './step-workflows';
 import { localNoopTool } from './step-model';
+import { treeStreamBenchmark } from './tree-stream';
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -107,6 +108,7 @@ function benchmarksOf(group: Group, context: BenchContext, stepsPerTurn: number)
         longPollBenchmark(context),
         publishRecvBenchmark(context),
         firstDeltaBenchmark(context),
+        treeStreamBenchmark(context),
       ];
     case 'agent-step':
       return [

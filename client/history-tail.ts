@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { withCancel } from './cancel';
 
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -40,19 +41,17 @@ export async function* tailHistory(
     let closed = false;
     const run: string = runId;
     for (;;) {
-      const page = await client
-        .withAbortSignal(options.signal, () =>
-          client.workflowService.getWorkflowExecutionHistory({
-            namespace: client.options.namespace,
-            execution: { workflowId, runId: run },
-            waitNewEvent: true,
-            ...(token ? { nextPageToken: token } : {}),
-          }),
-        )
-        .catch((error: unknown) => {
-          if (options.signal.aborted || cancelled(error)) return undefined;
-          throw error;
-        });
+      const page = await withCancel(client, options.signal, () =>
+        client.workflowService.getWorkflowExecutionHistory({
+          namespace: client.options.namespace,
+          execution: { workflowId, runId: run },
+          waitNewEvent: true,
+          ...(token ? { nextPageToken: token } : {}),
+        }),
+      ).catch((error: unknown) => {
+        if (options.signal.aborted || cancelled(error)) return undefined;
+        throw error;
+      });
       if (!page) return;
       for (const event of page.history?.events ?? []) {
         const eventId = Number(event.eventId);

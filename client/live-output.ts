@@ -5,6 +5,7 @@ import { parseId, relatedId } from '../domain/ids';
 import type { Capability } from '../domain/capability';
 import type { LiveCallId, LiveCursor, LiveEnd } from '../domain/live-output';
 import { conversationHandle } from './conversations';
+import { withCancel } from './cancel';
 import { executeUpdate, longPoll } from './updates';
 
 /**
@@ -116,22 +117,6 @@ export async function* watchOutput(
 
 const sameCall = (left: LiveCallId, right: LiveCallId) =>
   left.turn === right.turn && left.step === right.step && left.attempt === right.attempt;
-
-/** Runs `call` with its RPCs cancelled when `signal` aborts, through a controller that ends with it. */
-async function withCancel<Value>(
-  client: Client,
-  signal: AbortSignal,
-  call: () => Promise<Value>,
-): Promise<Value> {
-  const controller = new AbortController();
-  const cancel = () => controller.abort(signal.reason);
-  signal.addEventListener('abort', cancel, { once: true });
-  try {
-    return await client.withAbortSignal(controller.signal, call);
-  } finally {
-    signal.removeEventListener('abort', cancel);
-  }
-}
 
 /** Waits for `promise` unless `signal` aborts first (then rejects; the poll is left to end by itself). */
 function abortable<Value>(promise: Promise<Value>, signal: AbortSignal | undefined): Promise<Value> {

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { setMaxListeners } from 'node:events';
 import { capabilityRefusal, type Capability } from '../domain/capability';
 import type { InteractionResolution } from '../domain/conversation-schemas';
 import { ErrorKind, KitError } from '../domain/errors';
@@ -122,6 +123,8 @@ export async function* streamTree(
   options: StreamTreeOptions,
 ): AsyncGenerator<TreeEvent> {
   const rootId = parseId('thread', rootThreadId, 'rootThreadId');
+  // Each open history's poll listens to the signal while it waits: two per thread, not a leak.
+  setMaxListeners(0, options.signal);
   const top = options.threadId ? parseId('thread', options.threadId, 'threadId') : rootId;
   const cursor = parseCursor(options.after, top, options.rootPath ?? '/root');
   const sends = new Set(cursor.sends);

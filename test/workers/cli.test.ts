@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId, relatedId } from '../../domain/ids';
 import { liveWatchedMemoKey } from '../../domain/live-output';
 import { freePort } from '../../workers/dev-server';
 import { runCli, startCli, untilOutput } from '../helpers/cli';
+import { projectRoot } from '../helpers/paths';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import {
   connectTestTemporal,
@@ -335,7 +337,13 @@ test("watch --tree shows the run live: the tree stream after each agent's path, 
     );
   } finally {
     watch.kill('SIGINT');
-    await watch.done;
+    const shown = await watch.done;
+    // Kept for people: what watch --tree printed (test-output/ is not committed).
+    mkdirSync(join(projectRoot, 'test-output'), { recursive: true });
+    writeFileSync(
+      join(projectRoot, 'test-output', 'watch-tree-output.txt'),
+      `${shown.stdout}\n--- stderr ---\n${shown.stderr}`,
+    );
   }
   expect((await runCli(['shutdown', rootThreadId], withKey)).code).toBe(0);
 });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ThreadService } from '../../client/thread-service';
 import type { LiveOutputEvent } from '../../client/live-output';
 import type { ConversationNotification } from '../../domain/schemas';
@@ -16,7 +17,10 @@ export class LivePrinter {
     private readonly service: ThreadService,
     private readonly out: { write(text: string): void; note(line: string): void },
     private readonly signal: AbortSignal,
-  ) {}
+  ) {
+    // Each followed thread's poll listens to the signal while it waits: one per thread, not a leak.
+    setMaxListeners(0, signal);
+  }
 
   /** A whole line (a notification, a note): ends the open streamed line first. */
   line(text: string): void {
