@@ -18,7 +18,6 @@ beforeAll(async () => {
 });
 afterAll(async () => temporal?.close());
 
-const reply = (text: string): ScriptStepShape[][] => [[{ type: 'reply', text }]];
 /** A thread that spawns `names` (each answering at once), waits for them and answers. */
 const spawning = (names: string[], leaf: (name: string) => ScriptStepShape[][]): ScriptStepShape[][] => [
   [

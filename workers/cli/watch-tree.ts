@@ -1,3 +1,4 @@
+import type { ThreadService } from '../../client/thread-service';
 import type { TreeEvent } from '../../client/tree-stream';
 import type { ThreadId } from '../../domain/ids';
 import { answerInteraction, approvalPolicy, describeApprovals } from './approvals';
@@ -92,5 +93,30 @@ export async function watchTree(
     await printer.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * For `run`, beside the root conversation it receives (its statuses, its messages, and every approval of
+ * the tree, mirrored there and answered there): the rest of the tree stream — every other thread's
+ * statuses and messages for people, and the messages agents send each other — after each agent's path;
+ * every thread it names is followed for its streamed output.
+ */
+export async function printTreeBeside(
+  service: ThreadService,
+  printer: LivePrinter,
+  signal: AbortSignal,
+): Promise<void> {
+  const paths = new Map<string, string>();
+  for await (const item of service.streamTree({ signal })) {
+    paths.set(item.threadId, item.path);
+    printer.follow(item.threadId, item.path);
+    const event = item.event;
+    const atRoot =
+      event.type === 'interaction-resolved' ||
+      (event.type === 'notification' &&
+        (item.threadId === service.rootThreadId || event.body.type === 'interaction'));
+    const line = atRoot ? undefined : formatTreeEvent(item, (threadId) => paths.get(threadId) ?? threadId);
+    if (line) printer.line(line);
   }
 }

@@ -17,6 +17,7 @@ import {
 } from '../options';
 import { untilSettled, type StreamProgress } from '../run-settle';
 import { LivePrinter } from '../live-printer';
+import { printTreeBeside } from '../watch-tree';
 import { scriptedTeam } from '../scripted-team';
 import { withSession } from '../session';
 
@@ -64,9 +65,10 @@ function rootSpec(task: string, options: RunOptions): AgentSpec {
 
 /**
  * `agents-kit run <task>`: attaches a root run (scripted model unless one is configured), streams the
- * root conversation and the tree's progress to stderr until the root's first turn has ended and the whole
- * tree is idle with no approval pending, prints the tree and the root's answer, then completes the run
- * (or leaves it running with `--keep`). Ctrl-C shuts the run down.
+ * root conversation, the rest of the tree stream, every agent's streamed output and the tree's progress
+ * to stderr until the root's first turn has ended and the whole tree is idle with no approval pending,
+ * prints the tree and the root's answer, then completes the run (or leaves it running with `--keep`).
+ * Ctrl-C shuts the run down.
  */
 export function runCommand(output: CliOutput): Command {
   return withConnectionOptions(
@@ -152,6 +154,12 @@ export function runCommand(output: CliOutput): Command {
           ? new LivePrinter(service, { write, note: (line) => output.note(line) }, stopStreaming.signal)
           : undefined;
       printer?.follow(service.rootThreadId, '/root');
+      // SPEC S10.2: the rest of the tree as it happens, after each agent's path.
+      const treeLines =
+        printer &&
+        printTreeBeside(service, printer, stopStreaming.signal).catch((error: unknown) =>
+          output.note(`tree stream stopped: ${error instanceof Error ? error.message : String(error)}`),
+        );
       const streaming = streamConversation({
         capability: service.rootCapability,
         runKey: service.capability,
@@ -176,6 +184,7 @@ export function runCommand(output: CliOutput): Command {
       const stopStream = async () => {
         stopStreaming.abort();
         await streaming;
+        await treeLines;
         await printer?.stop();
       };
       try {
