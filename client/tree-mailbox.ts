@@ -13,8 +13,15 @@ const Receipt = z
 
 /** What a thread's own workflow history says of its messages, read in order. */
 export interface MailboxReading {
-  /** Contents of requests taken, until their answer is seen: by update id, or operation id. */
-  pending: Map<string, string>;
+  /**
+   * Contents of requests taken, until their answer is seen, by update id or operation id, with the
+   * history event that took them (a resumed stream reads again from the oldest, so no receipt is lost).
+   */
+  pending: Map<string, { content: string; eventId: number }>;
+  /** The history event being read (its run's events). */
+  eventId: number;
+  /** Whether a request's sender is proven under the run's key (an unproven one is never answered). */
+  proven(from: unknown): boolean;
 }
 
 /** A message this thread's workflow sent (its `control-request` to the recipient), or undefined. */
@@ -51,7 +58,7 @@ export async function mailboxEventsOf(
   if (outgoing?.signalName === 'control-response') {
     const response = ControlResponse.safeParse(await arg(outgoing.input?.payloads));
     if (!response.success) return [];
-    const content = reading.pending.get(response.data.operationId);
+    const content = reading.pending.get(response.data.operationId)?.content;
     if (content === undefined) return [];
     reading.pending.delete(response.data.operationId);
     const receipt = Receipt.safeParse(response.data.result);
@@ -72,9 +79,17 @@ export async function mailboxEventsOf(
   const signalled = event.workflowExecutionSignaledEventAttributes;
   if (signalled?.signalName === 'control-request') {
     const request = ControlRequest.safeParse(await arg(signalled.input?.payloads));
-    if (request.success && request.data.operation.type === 'send-message') {
+    if (
+      request.success &&
+      request.data.operation.type === 'send-message' &&
+      reading.proven(request.data.from)
+    ) {
       const message = SendMessageRequest.safeParse(request.data.operation.request);
-      if (message.success) reading.pending.set(request.data.operationId, message.data.content);
+      if (message.success)
+        reading.pending.set(request.data.operationId, {
+          content: message.data.content,
+          eventId: reading.eventId,
+        });
     }
     return [];
   }
@@ -82,13 +97,14 @@ export async function mailboxEventsOf(
   if (accepted?.acceptedRequest?.input?.name === 'send-message') {
     const message = SendMessageRequest.safeParse(await arg(accepted.acceptedRequest.input.args?.payloads, 1));
     const updateId = accepted.acceptedRequest.meta?.updateId;
-    if (message.success && updateId) reading.pending.set(`update|${updateId}`, message.data.content);
+    if (message.success && updateId)
+      reading.pending.set(`update|${updateId}`, { content: message.data.content, eventId: reading.eventId });
     return [];
   }
   const completed = event.workflowExecutionUpdateCompletedEventAttributes;
   const updateId = completed?.meta?.updateId;
   if (completed && updateId && reading.pending.has(`update|${updateId}`)) {
-    const content = reading.pending.get(`update|${updateId}`)!;
+    const content = reading.pending.get(`update|${updateId}`)!.content;
     reading.pending.delete(`update|${updateId}`);
     const receipt = Receipt.safeParse(await arg(completed.outcome?.success?.payloads));
     if (!receipt.success) return [];

@@ -65,7 +65,15 @@ type Position = HistoryPosition & { index: number };
 interface Cursor {
   v: 1;
   /** Threads known (spawned), by id: their path and where each of their histories was read up to. */
-  threads: Record<string, { path: string; at: Partial<Record<SourceName, Position>> }>;
+  threads: Record<
+    string,
+    {
+      path: string;
+      at: Partial<Record<SourceName, Position>>;
+      /** Where its own history is read again from on a resume: a request taken there is still unanswered. */
+      from?: HistoryPosition;
+    }
+  >;
   /**
    * Sends yielded whose receipt has not been (`sender|operationId`, at most the latest 2,000), so a
    * receipt after a resume knows its send came.
@@ -108,7 +116,22 @@ interface Pending {
   /** Arrival order, across sources: the oldest releasable item goes first. */
   order: number;
   since: number;
+  /** Its history event's time (server clock, ms). */
+  time: number;
+  /** Mailbox items: the oldest event of its run with a request still unanswered after this one. */
+  unanswered?: number | undefined;
 }
+
+/**
+ * A turn start waits (at most this long) until its thread's own history has been read past its time:
+ * the message that started the turn was taken there first, and its receipt goes before the turn.
+ */
+const turnStartWaitMs = 300;
+
+const isTurnStart = (item: Pending) =>
+  item.event.type === 'notification' &&
+  item.event.body.type === 'status' &&
+  item.event.body.event === 'turn-start';
 
 /** A receipt whose send was never seen (its sender's history lost) goes after this long. */
 const sendWaitMs = 10_000;
@@ -129,6 +152,8 @@ export async function* streamTree(
   const cursor = parseCursor(options.after, top, options.rootPath ?? '/root');
   const sends = new Set(cursor.sends);
   const queues = new Map<string, Pending[]>();
+  /** The latest history event time read, per source (a turn start waits for its thread's). */
+  const readUpTo = new Map<string, number>();
   const failures: unknown[] = [];
   let arrivals = 0;
   let wake: (() => void) | undefined;
@@ -140,11 +165,13 @@ export async function* streamTree(
     source: SourceName,
     workflowId: string,
     take: (event: HistoryEvent) => Promise<(TreeEventBody & { after?: string })[]>,
+    unanswered?: () => number | undefined,
   ) => {
     const key = `${threadId}|${source}`;
     const queue: Pending[] = [];
     queues.set(key, queue);
     const resumed = cursor.threads[threadId]!.at[source];
+    readUpTo.set(key, 0);
     running.push(
       (async () => {
         // A child's workflows are started by its first task, maybe just after its spawn is seen.
@@ -152,21 +179,28 @@ export async function* streamTree(
           if (tries >= 300 || options.signal.aborted) return;
           await new Promise((done) => setTimeout(done, 200));
         }
-        // The cursor's event is read again: it may hold more items than were yielded.
-        const after = resumed ? { runId: resumed.runId, eventId: resumed.eventId - 1 } : undefined;
+        // The cursor's event is read again (it may hold more items than were yielded), or the oldest
+        // request it had not answered, whose answer (the receipt) needs the request's content.
+        const from = cursor.threads[threadId]!.from;
+        const start =
+          source === 'mailbox' && from && from.runId === resumed?.runId ? from.eventId : resumed?.eventId;
+        const after =
+          resumed && start !== undefined ? { runId: resumed.runId, eventId: start - 1 } : undefined;
         for await (const { runId, event } of tailHistory(client, workflowId, {
           ...(after ? { after } : {}),
           signal: options.signal,
         })) {
           const eventId = Number(event.eventId);
-          const at = event.eventTime
-            ? new Date(
-                Number(event.eventTime.seconds) * 1000 + Math.floor((event.eventTime.nanos ?? 0) / 1e6),
-              ).toISOString()
-            : '';
+          const time = event.eventTime
+            ? Number(event.eventTime.seconds) * 1000 + Math.floor((event.eventTime.nanos ?? 0) / 1e6)
+            : 0;
+          const at = time ? new Date(time).toISOString() : '';
           (await take(event)).forEach(({ after: needs, ...body }, index) => {
-            if (resumed && resumed.runId === runId && resumed.eventId === eventId && index <= resumed.index)
-              return;
+            const yielded =
+              resumed &&
+              resumed.runId === runId &&
+              (eventId < resumed.eventId || (eventId === resumed.eventId && index <= resumed.index));
+            if (yielded) return;
             queue.push({
               threadId,
               source,
@@ -176,8 +210,11 @@ export async function* streamTree(
               after: needs,
               order: arrivals++,
               since: Date.now(),
+              time,
+              unanswered: unanswered?.(),
             });
           });
+          readUpTo.set(key, Math.max(readUpTo.get(key) ?? 0, time));
           wake?.();
         }
       })().catch((failure: unknown) => {
@@ -198,11 +235,27 @@ export async function* streamTree(
       live: new LiveOutput(),
       ended: false,
     };
-    const mailbox: MailboxReading = { pending: new Map() };
+    const mailbox: MailboxReading = {
+      pending: new Map(),
+      eventId: 0,
+      proven: (from) => capabilityRefusal(options.runKey, rootId, from) === undefined,
+    };
     read(threadId, 'conversation', relatedId('conversation', threadId), (event) =>
       conversationEventsOf(client, event, reading),
     );
-    read(threadId, 'mailbox', threadId, (event) => mailboxEventsOf(client, event, mailbox));
+    read(
+      threadId,
+      'mailbox',
+      threadId,
+      (event) => {
+        mailbox.eventId = Number(event.eventId);
+        return mailboxEventsOf(client, event, mailbox);
+      },
+      () => {
+        const events = [...mailbox.pending.values()].map((request) => request.eventId);
+        return events.length > 0 ? Math.min(...events) : undefined;
+      },
+    );
   };
 
   /** The oldest head of a queue that may go now: a receipt only once its send has gone. */
@@ -211,7 +264,11 @@ export async function* streamTree(
     for (const queue of queues.values()) {
       const head = queue[0];
       if (!head) continue;
-      const ready = !head.after || sends.has(head.after) || Date.now() - head.since >= sendWaitMs;
+      const ready = head.after
+        ? sends.has(head.after) || Date.now() - head.since >= sendWaitMs
+        : !isTurnStart(head) ||
+          (readUpTo.get(`${head.threadId}|mailbox`) ?? 0) >= head.time ||
+          Date.now() - head.since >= turnStartWaitMs;
       if (ready && (!best || head.order < best.order)) best = head;
     }
     return best;
@@ -227,8 +284,8 @@ export async function* streamTree(
     if (!item) {
       const waiting = [...queues.values()].some((queue) => queue.length > 0);
       const woken = new Promise<void>((resolve) => (wake = resolve));
-      // Held receipts are looked at again once their wait for a send could have run out.
-      const recheck = waiting ? new Promise<void>((resolve) => setTimeout(resolve, 500).unref()) : undefined;
+      // Held items are looked at again, as their waits may run out.
+      const recheck = waiting ? new Promise<void>((resolve) => setTimeout(resolve, 100).unref()) : undefined;
       // Every history read to its close (children are added only when their spawn is yielded).
       const allRead = Promise.all([...running]).then(() => 'done' as const);
       const outcome = await Promise.race([woken, aborted, allRead, ...(recheck ? [recheck] : [])]);
@@ -239,6 +296,11 @@ export async function* streamTree(
     queues.get(`${item.threadId}|${item.source}`)!.shift();
     const thread = cursor.threads[item.threadId]!;
     thread.at[item.source] = item.position;
+    if (item.source === 'mailbox') {
+      if (item.unanswered !== undefined && item.unanswered < item.position.eventId)
+        thread.from = { runId: item.position.runId, eventId: item.unanswered };
+      else delete thread.from;
+    }
     const body = item.event;
     if (body.type === 'message-sent') {
       const key = `${item.threadId}|${body.operationId}`;

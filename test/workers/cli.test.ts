@@ -335,6 +335,12 @@ test("watch --tree shows the run live: the tree stream after each agent's path, 
     expect(stdout.indexOf('/root child-spawned (/root/researcher)')).toBeLessThan(
       stdout.indexOf('/root/researcher turn-start'),
     );
+    // The message that started the researcher's second turn is received before that turn starts.
+    await untilOutput(watch, /^\/root\/researcher turn-start \(turn 2\)$/m);
+    const later = watch.output().stdout;
+    expect(later.indexOf('/root/researcher ← /root #1: one more thing')).toBeLessThan(
+      later.indexOf('/root/researcher turn-start (turn 2)'),
+    );
   } finally {
     watch.kill('SIGINT');
     const shown = await watch.done;
