@@ -8,7 +8,7 @@ import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { allTools } from '../domain/schemas';
 import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
 import type { LiveTarget } from '../domain/live-output';
-import { defaultLiveSinkTiming, LiveOutputSink } from './live-output-sink';
+import { LiveOutputSink } from './live-output-sink';
 import { callLanguageModel, type ToolSpec } from './model-call';
 import type { ModelProvider } from './providers';
 import type { ToolDefinition } from './tools';
@@ -57,17 +57,8 @@ function liveSink(target: LiveTarget): LiveOutputSink | undefined {
   } catch {
     return undefined;
   }
-  return new LiveOutputSink(client, target, context.info.attempt, liveSinkTiming);
+  return new LiveOutputSink(client, target, context.info.attempt);
 }
-
-/** Flush pacing; `AGENTS_KIT_LIVE_FLUSH_MS` sets the least time between two flushes (tests, benches). */
-const liveSinkTiming = {
-  ...defaultLiveSinkTiming,
-  flushMs: Math.min(
-    5_000,
-    Math.max(0, Number(process.env.AGENTS_KIT_LIVE_FLUSH_MS) || defaultLiveSinkTiming.flushMs),
-  ),
-};
 
 /** The model activity: one provider call with the thread's transcript and tool definitions. */
 export function createModelActivities(dependencies: {

@@ -25,10 +25,10 @@ import {
 import { costOf, Primitive, type BenchContext } from './primitives';
 import { noopTool } from './step-model';
 
-const replyOnly: ScriptStepShape[][] = [[{ type: 'reply', text: 'done' }]];
+export const replyOnly: ScriptStepShape[][] = [[{ type: 'reply', text: 'done' }]];
 
 /** A root run of its own per operation, so no operation's history load slows another's. */
-async function attachRoot(context: BenchContext, label: string): Promise<ThreadService> {
+export async function attachRoot(context: BenchContext, label: string): Promise<ThreadService> {
   const service = await ThreadService.attach(context.client, {
     taskQueue: context.taskQueue,
     owner: 'bench',

@@ -8,14 +8,15 @@ import type {
 } from '@ai-sdk/provider';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LiveOutputEvent } from '../client/live-output';
-import { ThreadService } from '../client/thread-service';
+import type { ThreadService } from '../client/thread-service';
 import { relatedId } from '../domain/ids';
 import { liveWatchedMemoKey } from '../domain/live-output';
-import type { AgentThread, ScriptStepShape } from '../domain/schemas';
+import type { AgentThread } from '../domain/schemas';
 import { awaitSettled } from './histories';
 import { nowMs, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
 import { deferred, within, type Deferred } from './waiting';
+import { attachRoot } from './agents-kit-ops';
 
 // "first delta → watcher" (issue 18): how long the first text a provider emits takes to reach a client
 // watching the thread (SPEC S10.1), against the long-poll wake-up it rides on. The model is a fake with a
@@ -177,8 +178,6 @@ interface LiveLane {
   last?: Expectation;
 }
 
-const replyOnly: ScriptStepShape[][] = [[{ type: 'reply', text: 'done' }]];
-
 /** first delta → watcher: from the provider's first delta to the watcher's sight of it. */
 export function firstDeltaBenchmark(context: BenchContext): OperationBenchmark {
   let service: ThreadService;
@@ -219,12 +218,7 @@ export function firstDeltaBenchmark(context: BenchContext): OperationBenchmark {
       'per streamed turn (trigger → end): the send-message update, the turn’s tasks and model activity, the live-output signals (one per flush: the first delta at once, then ≤ 1 per 50 ms, the last carrying the end), ' +
       'the watcher’s watch-output updates (one per flush it wakes on), the turn’s message publish and reports to the root',
     async setup(config: BenchConfig) {
-      service = await ThreadService.attach(context.client, {
-        taskQueue: context.taskQueue,
-        owner: 'bench',
-        root: { task: 'bench live', name: 'root', kernel: { type: 'scripted', turns: replyOnly } },
-        grant: { owner: 'bench', maxConcurrent: 10_000, maxTotal: 10_000, idleTimeoutMs: 3_600_000 },
-      });
+      service = await attachRoot(context, 'live');
       for (let lane = 0; lane < config.concurrency; lane++) {
         const thread = await service.rootControls().spawn({
           task: 'bench live output',

@@ -1,10 +1,11 @@
-import { ThreadService } from '../client/thread-service';
+import type { ThreadService } from '../client/thread-service';
 import type { TreeEvent } from '../client/tree-stream';
 import { relatedId } from '../domain/ids';
-import type { AgentThread, ScriptStepShape } from '../domain/schemas';
+import type { AgentThread } from '../domain/schemas';
 import { nowMs, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
 import { deferred, within, type Deferred } from './waiting';
+import { attachRoot, replyOnly } from './agents-kit-ops';
 
 // "tree event → tree stream" (issue 18): how long an event of a root run's tree takes to reach a client
 // reading the tree stream (SPEC S10.2), against the long-poll wake-up it rides on. The event is a message
@@ -67,8 +68,6 @@ class TreeReader {
   }
 }
 
-const replyOnly: ScriptStepShape[][] = [[{ type: 'reply', text: 'done' }]];
-
 /** tree event → tree stream: from a root's sendMessage to the tree stream yielding its receipt. */
 export function treeStreamBenchmark(context: BenchContext): OperationBenchmark {
   let service: ThreadService;
@@ -98,12 +97,7 @@ export function treeStreamBenchmark(context: BenchContext): OperationBenchmark {
       'the send-message update on the recipient, as “sendMessage → mailbox”: reading the stream adds no event or action ' +
       '(history long-polls are reads, not billable)',
     async setup(config: BenchConfig) {
-      service = await ThreadService.attach(context.client, {
-        taskQueue: context.taskQueue,
-        owner: 'bench',
-        root: { task: 'bench tree stream', name: 'root', kernel: { type: 'scripted', turns: replyOnly } },
-        grant: { owner: 'bench', maxConcurrent: 10_000, maxTotal: 10_000, idleTimeoutMs: 3_600_000 },
-      });
+      service = await attachRoot(context, 'tree stream');
       const controls = service.rootControls();
       for (let lane = 0; lane < config.concurrency; lane++) {
         const thread = await controls.spawn({
