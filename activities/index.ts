@@ -2,11 +2,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { KitError } from '../domain/errors';
 import { clipOutput, maxToolOutputChars } from '../domain/transcript';
 import { createModelActivities } from './model';
+import type { ModelPrices } from './model-prices';
 import { createModelProvider, type ModelProvider } from './providers';
 import { builtinTools, runRegisteredTool, type ToolDefinition } from './tools';
 
 export { builtinTools, defineTool, type ToolDefinition } from './tools';
 export { createModelProvider, loadModelConfig, type ModelProvider } from './providers';
+export { loadModelPrices, type ModelPrices } from './model-prices';
 
 /** What activities need from the process that hosts them. */
 export interface ActivityDependencies {
@@ -14,6 +16,8 @@ export interface ActivityDependencies {
   tools?: readonly ToolDefinition[];
   /** The model provider (SPEC S6.3); the scripted model when omitted. */
   model?: ModelProvider;
+  /** SPEC S11.3: prices per model for the usage ledger (`loadModelPrices()` reads AGENTS_KIT_MODEL_PRICES). */
+  prices?: ModelPrices;
 }
 
 /** The activities of an agents-kit worker. */
@@ -22,7 +26,7 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
   const tools = [...(dependencies.tools ?? []), ...builtinTools.filter((tool) => !userNames.has(tool.name))];
   const model = dependencies.model ?? createModelProvider({ AGENTS_KIT_MODEL_PROVIDER: 'scripted' });
   return {
-    ...createModelActivities({ provider: model, tools }),
+    ...createModelActivities({ provider: model, tools, prices: dependencies.prices }),
     /** Runs one tool call of a thread's turn. KitErrors cross to the workflow typed by kind. */
     async runTool(call: { threadId: string; name: string; input: unknown }): Promise<unknown> {
       try {

@@ -20,6 +20,8 @@ export interface ModelAnswer {
   text: string;
   toolCalls: { id: string; name: string; input: unknown }[];
   tokens: number;
+  /** What the provider reported, input and output apart (SPEC S11.3). */
+  usage: { inputTokens: number; outputTokens: number };
 }
 
 /** A transcript as the provider interface's prompt (LanguageModelV3), the system prompt first. */
@@ -73,6 +75,8 @@ export async function callLanguageModel(
     tools: readonly ToolSpec[];
     abortSignal: AbortSignal;
     onText?: (delta: string) => void;
+    /** The most the model may answer; the provider stops it there (SPEC S11.3). */
+    maxOutputTokens?: number | undefined;
   },
 ): Promise<ModelAnswer> {
   const tools: LanguageModelV3FunctionTool[] = request.tools.map((tool) => ({
@@ -85,6 +89,7 @@ export async function callLanguageModel(
     model.doStream({
       prompt: toPrompt(request.system, request.transcript),
       ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' as const } } : {}),
+      ...(request.maxOutputTokens ? { maxOutputTokens: request.maxOutputTokens } : {}),
       abortSignal: request.abortSignal,
     }),
     request.abortSignal,

@@ -77,7 +77,7 @@ export async function startStream(
 class AnswerBuilder {
   private readonly texts: string[] = [];
   private readonly toolCalls: ModelAnswer['toolCalls'] = [];
-  private tokens = 0;
+  private usage = { inputTokens: 0, outputTokens: 0 };
 
   constructor(private readonly onText: ((delta: string) => void) | undefined) {}
 
@@ -93,7 +93,10 @@ class AnswerBuilder {
         this.toolCalls.push({ id: part.toolCallId, name: part.toolName, input: parsedInput(part.input) });
         return;
       case 'finish':
-        this.tokens = (part.usage.inputTokens.total ?? 0) + (part.usage.outputTokens.total ?? 0);
+        this.usage = {
+          inputTokens: part.usage.inputTokens.total ?? 0,
+          outputTokens: part.usage.outputTokens.total ?? 0,
+        };
         return;
       case 'error':
         throw streamError(part.error);
@@ -101,7 +104,12 @@ class AnswerBuilder {
   }
 
   answer(): ModelAnswer {
-    return { text: this.texts.join(''), toolCalls: this.toolCalls, tokens: this.tokens };
+    return {
+      text: this.texts.join(''),
+      toolCalls: this.toolCalls,
+      tokens: this.usage.inputTokens + this.usage.outputTokens,
+      usage: this.usage,
+    };
   }
 }
 

@@ -10,6 +10,7 @@ import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
 import type { LiveTarget } from '../domain/live-output';
 import { LiveOutputSink } from './live-output-sink';
 import { callLanguageModel, type ToolSpec } from './model-call';
+import { costOf, type ModelPrices } from './model-prices';
 import type { ModelProvider } from './providers';
 import type { ToolDefinition } from './tools';
 
@@ -64,8 +65,11 @@ function liveSink(target: LiveTarget): LiveOutputSink | undefined {
 export function createModelActivities(dependencies: {
   provider: ModelProvider;
   tools: readonly ToolDefinition[];
+  /** SPEC S11.3: the price table a call's cost is computed with (none: every call costs 0). */
+  prices?: ModelPrices | undefined;
 }) {
   const { provider, tools } = dependencies;
+  const prices = dependencies.prices ?? {};
   // Tool definitions are built once per worker: converting zod schemas to JSON Schema on every call
   // cost ~0.6 ms of each model call.
   const agentSpecs: ToolSpec[] = agentToolNames.map((name) => ({
@@ -106,7 +110,9 @@ export function createModelActivities(dependencies: {
           tools: [...offered.values()],
           abortSignal: context.cancellationSignal,
           ...(sink ? { onText: (delta: string) => sink.push(delta) } : {}),
+          maxOutputTokens: input.maxOutputTokens,
         });
+        const model = `${provider.name}:${modelId}`;
         await sink?.finish('finished');
         return {
           text: answer.text,
@@ -119,7 +125,11 @@ export function createModelActivities(dependencies: {
             };
           }),
           tokens: answer.tokens,
-          model: `${provider.name}:${modelId}`,
+          usage: {
+            ...answer.usage,
+            costUsd: costOf(prices, { qualified: model, id: modelId }, answer.usage),
+          },
+          model,
           scripted: provider.scripted,
         };
       } catch (error) {

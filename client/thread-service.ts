@@ -44,6 +44,7 @@ import { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './li
 import { streamTree, type StreamTreeOptions, type TreeEvent } from './tree-stream';
 
 import { ThreadControls } from './thread-controls';
+import { usageReport, type UsageReport } from './usage';
 
 export { ThreadControls } from './thread-controls';
 /** How to attach a new root run (SPEC S3.2). */
@@ -133,6 +134,8 @@ export class ThreadService {
             taskQueue,
             shutdownGraceMs: options.shutdownGraceMs,
             continueAsNewAfterEvents: options.continueAsNewAfterEvents,
+            // SPEC S11.3: every model call of the tree holds its reservation before it starts.
+            usageLedger: true,
           },
         ],
         typedSearchAttributes: [
@@ -238,6 +241,14 @@ export class ThreadService {
     return unwrapAnswer(
       await kitCall('snapshot', () => this.handle.query(runStateQuery, this.rootCapability)),
     );
+  }
+
+  /**
+   * SPEC S11.3: the usage ledger of this run's tree: input and output tokens and cost per model, for the
+   * tree (the root run's, from its threads' reports) and for each thread (asked of its own workflow).
+   */
+  async usage(): Promise<UsageReport> {
+    return usageReport(this.client, this.rootThreadId, await this.snapshot());
   }
 
   /** Live threads, lifetime spawns and tokens used, as the root run counts them. */

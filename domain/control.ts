@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UsageLedger } from './usage';
 import { Capability, RunKey } from './capability';
 import { ErrorKind, isErrorKind, KitError } from './errors';
 import { maxRememberedResolutions, RememberedResolution } from './conversation-schemas';
@@ -74,6 +75,8 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       nextStatus: z.enum(['idle', 'running']),
       /** Tokens spent of the thread's allowance since it last said (SPEC S6.4). */
       spentTokens: z.number().int().min(0).max(1e12).optional(),
+      /** SPEC S11.3: what its model calls used since it last said, for the tree's ledger. */
+      usage: UsageLedger.optional(),
     })
     .strict(),
   z
@@ -147,6 +150,8 @@ export const AgentResume = z
       .strict(),
     /** Interactions resolved lately, so a repeated resolve gets the same resolution (SPEC S5.4). */
     resolutions: z.array(RememberedResolution).max(maxRememberedResolutions),
+    /** SPEC S11.3: the thread's usage ledger. */
+    usage: UsageLedger.optional(),
   })
   .strict();
 export type AgentResume = z.infer<typeof AgentResume>;
@@ -173,6 +178,8 @@ export const AgentInput = z
      * needs no round trip to the root (a model-kernel thread; otherwise none).
      */
     allowance: z.number().int().min(0).max(1e9).optional(),
+    /** SPEC S11.3: the root's `usageLedger` feature, passed on to every thread (workflows/patches.ts). */
+    usageLedger: z.literal(true).optional(),
     resume: AgentResume.optional(),
   })
   .strict();

@@ -25,6 +25,7 @@ import type {
 } from './schemas';
 import { queryNameOf, updateNameOf } from './operations';
 import type { RunSnapshot } from './run-state';
+import type { UsageLedger } from './usage';
 
 // Wire names are stable: renaming one breaks running workflows and recorded histories. The control
 // operations' names come from their table (domain/operations.ts).
@@ -116,3 +117,13 @@ export const resolveInteractionUpdate = defineUpdate<
 >(updateNameOf('resolve'));
 /** A thread's own current record (served by the thread's own workflow). */
 export const threadQuery = defineQuery<AgentThread>('thread');
+/**
+ * SPEC S11.3: a thread's usage ledger (its workflow answers, every run of it added up); the root run
+ * answers with the tree's ledger too, from its threads' reports.
+ */
+export interface UsageView {
+  threadId: string;
+  ledger: UsageLedger;
+  tree?: UsageLedger;
+}
+export const usageQuery = defineQuery<UsageView>('usage');

@@ -121,6 +121,11 @@ export const controlOperations = {
       owed: z.number().int().min(0).max(1e12),
       /** Tokens spent of the thread's allowance since it last said. */
       spent: z.number().int().min(0).max(1e12),
+      /**
+       * SPEC S11.3: what a model call about to start still lacks: granted whole when the budgets on the
+       * way up have room for it, even past the quarter an allowance is held to.
+       */
+      need: z.number().int().min(1).max(1e9).optional(),
     },
   },
 } as const satisfies Record<string, OperationRow>;

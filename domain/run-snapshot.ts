@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UsageLedger } from './usage';
 import { canonicalJson, jsonBytes, sha256Hex } from './bytes';
 import { clipNote } from './carry-bounds';
 import { ControlRequest, OutboxItem, ShutdownReport, ThreadLoopState, WatchSnapshot } from './control';
@@ -48,6 +49,8 @@ export const RunSnapshot = z
     rootMailbox: MailboxSnapshot,
     admissionOpen: z.boolean(),
     shutdown: ShutdownReport.optional(),
+    /** SPEC S11.3: the tree's usage ledger (from its threads' reports) and the root thread's own. */
+    usage: z.object({ tree: UsageLedger, root: UsageLedger }).strict().optional(),
   })
   .strict();
 export type RunSnapshot = z.infer<typeof RunSnapshot>;

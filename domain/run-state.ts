@@ -16,6 +16,7 @@ import {
   TurnOutcome,
 } from './schemas';
 import { ThreadRegistry } from './thread-registry';
+import { addUsage, mergeLedger, type CallUsage, type UsageLedger } from './usage';
 
 export { canonicalJson, RootResume, RunSnapshot, ThreadRecord } from './run-snapshot';
 export type { Admission, Placement } from './run-admission';
@@ -33,8 +34,11 @@ export class RootRunState {
   private readonly messaging: RunMessaging;
   private readonly stopping: RunShutdown;
   readonly rootId: ThreadId;
+  /** SPEC S11.3: the tree's usage, from its threads' reports, and the root thread's own. */
+  readonly usage: { tree: UsageLedger; root: UsageLedger };
 
   constructor(snapshot: RunSnapshot) {
+    this.usage = snapshot.usage ?? { tree: {}, root: {} };
     this.rootId = snapshot.grant.rootThreadId;
     this.registry = new ThreadRegistry(this.rootId, snapshot.records);
     this.admission = new RunAdmission(this.registry, snapshot);
@@ -108,6 +112,7 @@ export class RootRunState {
       ...this.messaging.snapshot(),
       admissionOpen: this.admission.isOpen,
       ...(shutdown ? { shutdown } : {}),
+      ...(Object.keys(this.usage.tree).length > 0 ? { usage: this.usage } : {}),
     });
   }
 
@@ -205,6 +210,7 @@ export class RootRunState {
         return this.turnStarted(event.threadId, event.turn, event.at);
       case 'turn-end':
         if (event.spentTokens) this.spent(event.threadId, event.spentTokens);
+        if (event.usage) mergeLedger(this.usage.tree, event.usage);
         return this.turnEnded(event.threadId, event.outcome, event.nextStatus);
       case 'thread-end':
         if (event.unusedTokens) this.refund(event.threadId, event.unusedTokens);
@@ -236,6 +242,22 @@ export class RootRunState {
     request: { tokens: number; owed: number; spent: number },
   ): { granted: number; remaining: number } {
     return turns.reserve(this.registry, this.registry.caller(scope), request);
+  }
+
+  /** SPEC S11.3: the root's own model call holds `tokens` before it starts (`turns.reserveCall`). */
+  reserveCall(scope: ControlScope, tokens: number): void {
+    turns.reserveCall(this.registry, this.registry.caller(scope), tokens);
+  }
+
+  /** The root's call that held `reserved` used `used`. */
+  settleCall(scope: ControlScope, reserved: number, used: number): void {
+    turns.settleCall(this.registry, this.registry.caller(scope), reserved, used);
+  }
+
+  /** What one of the root thread's own model calls used, in its ledger and the tree's. */
+  recordRootUsage(model: string, usage: CallUsage): void {
+    addUsage(this.usage.root, model, usage);
+    addUsage(this.usage.tree, model, usage);
   }
 
   /** A thread reported what it spent of the tokens it holds. */

@@ -75,14 +75,44 @@ export function charge(
 export function reserve(
   registry: ThreadRegistry,
   caller: ThreadRecord,
-  request: { tokens: number; owed: number; spent: number },
+  request: { tokens: number; owed: number; spent: number; need?: number | undefined },
 ): { granted: number; remaining: number } {
   spent(caller, request.spent);
   const { remaining } = charge(registry, caller, request.owed);
-  const granted = Math.max(0, Math.min(request.tokens, Math.floor(remaining / 4)));
+  const share = Math.max(0, Math.min(request.tokens, Math.floor(remaining / 4)));
+  const need = Math.min(request.need ?? 0, request.tokens);
+  const granted = share < need && need <= remaining ? need : share;
   if (granted > 0) charge(registry, caller, granted);
   caller.held += granted;
   return { granted, remaining: remaining - granted };
+}
+
+/**
+ * SPEC S11.3 for a thread that holds no allowance (the root, in its own workflow): sets `tokens` aside for
+ * one model call, or QuotaExceeded (nothing set aside) when a budget on the way up has no room for them.
+ */
+export function reserveCall(registry: ThreadRegistry, caller: ThreadRecord, tokens: number): void {
+  let remaining = Infinity;
+  for (const charged of registry.selfAndAncestors(caller))
+    remaining = Math.min(remaining, charged.limits.budgetTokens - charged.subtreeTokens);
+  if (tokens > remaining) {
+    throw quota(
+      `the token budget has no room for another model call: it may use ${tokens} tokens (its maximum output and its input's estimate), and ${Math.max(0, remaining)} are left`,
+      { limit: 'budgetTokens', value: tokens },
+    );
+  }
+  for (const charged of registry.selfAndAncestors(caller)) charged.subtreeTokens += tokens;
+}
+
+/** The call that {@link reserveCall} set `reserved` aside for used `used`: charged that instead. */
+export function settleCall(
+  registry: ThreadRegistry,
+  caller: ThreadRecord,
+  reserved: number,
+  used: number,
+): void {
+  for (const charged of registry.selfAndAncestors(caller))
+    charged.subtreeTokens = Math.max(0, charged.subtreeTokens + used - reserved);
 }
 
 /** A thread spent `tokens` of what it holds (they were counted when set aside). */

@@ -91,7 +91,14 @@ export const KernelSpec = z.discriminatedUnion('type', [
     .object({ type: z.literal('scripted'), turns: z.array(z.array(ScriptStep).max(1000)).min(1).max(1000) })
     .strict(),
   /** The model loop (SPEC S6.1) on the worker's configured provider; `maxSteps` bounds model calls per turn. */
-  z.object({ type: z.literal('model'), maxSteps: z.number().int().min(1).max(200).default(24) }).strict(),
+  z
+    .object({
+      type: z.literal('model'),
+      maxSteps: z.number().int().min(1).max(200).default(24),
+      /** The most one model call may answer (SPEC S11.3): the provider stops there; 4,096 when unset. */
+      maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .strict(),
 ]);
 export type KernelSpec = z.infer<typeof KernelSpec>;
 
@@ -350,6 +357,11 @@ export const RootRunInput = z
     shutdownGraceMs: z.number().int().min(1).max(3_600_000).default(60_000),
     /** Continue-as-new once a run's history has this many events (every thread of the run inherits it). */
     continueAsNewAfterEvents: z.number().int().min(100).default(4000),
+    /**
+     * SPEC S11.3: model calls hold a reservation before they start (workflows/patches.ts: a feature the
+     * attaching client turns on for the whole tree). Absent in runs recorded before it.
+     */
+    usageLedger: z.literal(true).optional(),
     /** State carried from the previous run (continue-as-new); never given by a caller. */
     resume: z.unknown().optional(),
   })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { clipJsonBytes, jsonBytes } from './bytes';
 import { LiveTarget } from './live-output';
+import { CallUsage } from './usage';
 
 /** One tool call a model asked for. */
 export const ModelToolCall = z.object({ id: z.string(), name: z.string(), input: z.unknown() }).strict();
@@ -32,6 +33,13 @@ export const ModelCallInput = z
     userTools: z.array(z.string()),
     /** Where the call streams its text while someone watches (SPEC S10.1); absent: it streams nowhere. */
     live: LiveTarget.optional(),
+    /** Which call of the thread this is: tool lists are fetched once a turn (SPEC S11.1). */
+    call: z
+      .object({ turn: z.number().int().min(0), step: z.number().int().min(0) })
+      .strict()
+      .optional(),
+    /** The most the model may answer (SPEC S11.3: the call's reservation counts on it). */
+    maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
   })
   .strict();
 export type ModelCallInput = z.infer<typeof ModelCallInput>;
@@ -47,6 +55,8 @@ export const ModelCallOutput = z
       }),
     ),
     tokens: z.number().int().min(0),
+    /** SPEC S11.3: input and output apart, and the cost at the worker's prices (absent in older histories). */
+    usage: CallUsage.optional(),
     model: z.string(),
     scripted: z.boolean(),
   })
@@ -96,6 +106,10 @@ export function clipOutput(output: string, limit = maxToolOutputChars): string {
  * The transcript to keep and send (SPEC S7.5): the first user message (the task) and as many recent
  * entries as fit in `limit` characters, never splitting a tool call from its results.
  */
+/** The bytes a transcript takes as JSON (each entry's size computed once, as trimming does). */
+export const transcriptBytes = (entries: readonly TranscriptEntry[]): number =>
+  entries.reduce((total, entry) => total + sizeOf(entry), 0);
+
 export function trimTranscript(
   entries: readonly TranscriptEntry[],
   limit = maxTranscriptBytes,

@@ -4,7 +4,8 @@
  * - {@link createAgentWorker} — a Temporal worker on one task queue with every agents-kit workflow
  *   (the prebuilt workflow bundle that ships in the package, unless you pass your own).
  * - {@link createActivities} — the model and tool activities; {@link defineTool} declares a user tool;
- *   {@link createModelProvider} / {@link loadModelConfig} choose the model from configuration.
+ *   {@link createModelProvider} / {@link loadModelConfig} choose the model from configuration;
+ *   {@link loadModelPrices} reads the usage ledger's price table (SPEC S11.3).
  * - {@link bundleOptions} — for `bundleWorkflowCode` when you build the workflow bundle yourself.
  * - {@link startDevServer} — the real Temporal dev server (SQLite, Web UI, our search attributes),
  *   for local development and for your own tests.
@@ -34,7 +35,9 @@ export {
   createModelProvider,
   defineTool,
   loadModelConfig,
+  loadModelPrices,
   type ActivityDependencies,
+  type ModelPrices,
   type ModelProvider,
   type ToolDefinition,
 } from '../activities';

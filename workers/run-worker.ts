@@ -1,5 +1,5 @@
 import type { Worker } from '@temporalio/worker';
-import { createActivities, createModelProvider, loadModelConfig } from '../activities';
+import { createActivities, createModelProvider, loadModelConfig, loadModelPrices } from '../activities';
 import type { EnvironmentConfig } from './config';
 import { createKeylessCodec } from '../client/encryption-codec';
 import { configuredCodec, connectWorker } from './connect';
@@ -23,6 +23,7 @@ export interface RunWorkerOptions {
 export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
   // The model configuration is validated before anything connects (SPEC S8.3).
   const model = createModelProvider(loadModelConfig());
+  const prices = loadModelPrices();
   // Without keys, encrypted payloads fail with an error that says to set them (see connectClient).
   const codec = configuredCodec(config) ?? createKeylessCodec();
   const connection = await connectWorker(config);
@@ -32,7 +33,7 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.AGENTS_KIT_TASK_QUEUE,
       maxCachedWorkflows: config.AGENTS_KIT_MAX_CACHED_WORKFLOWS,
-      activities: createActivities({ model }),
+      activities: createActivities({ model, prices }),
       ...(workflows ? { workflows } : {}),
       codec,
     });

@@ -33,6 +33,7 @@ import {
   mailboxQuery,
   threadEventSignal,
   threadQuery,
+  usageQuery,
 } from '../domain/messages';
 import { RecentAnswerLog } from '../domain/recent-answers';
 import { type AgentThread, type InterAgentMessage, type ThreadStatus } from '../domain/schemas';
@@ -48,6 +49,7 @@ import { ThreadLoop } from './thread-runtime';
 import { RunLifetime } from './run-lifetime';
 import { ThreadWatch } from './thread-watch';
 import { TokenAllowance } from './token-allowance';
+import { ThreadUsage } from '../domain/usage';
 import { TaskBudget } from './task-budget';
 
 /**
@@ -106,6 +108,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   let upsertedStatus =
     (workflowInfo().typedSearchAttributes.get(searchAttributes.status) as ThreadStatus | undefined) ??
     thread.status;
+  const usage = new ThreadUsage(resume?.usage);
   const setStatus = (status: ThreadStatus, detail: string, changes: Partial<AgentThread> = {}) => {
     thread = { ...thread, ...changes, status, updatedAt: new Date().toISOString() };
     watch.record(thread);
@@ -113,7 +116,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
       upsertedStatus = status;
     }
-    setCurrentDetails(`**${status}** · ${thread.path} · ${detail}`);
+    setCurrentDetails(`**${status}** · ${thread.path} · ${detail}${usage.detail}`);
   };
 
   const allowance = new TokenAllowance(
@@ -147,6 +150,14 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     close: async (threadId) => (await call({ type: 'close', threadId })) as AgentThread[],
     // Spent from the thread's allowance: no round trip to the root per model call (SPEC S6.4).
     charge: (tokens) => allowance.charge(tokens),
+    ...(input.usageLedger
+      ? {
+          calls: {
+            reserve: (tokens: number) => allowance.reserveCall(tokens),
+            settle: (reserved: number, used: number) => allowance.settleCall(reserved, used),
+          },
+        }
+      : {}),
     wait: (request) =>
       waitAcrossRuns(
         parseInput(WaitRequest, request, 'wait request'),
@@ -169,6 +180,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       controls: () => controls,
       takeInbox: (turn) => mailbox.take(turn),
       conversation,
+      recordUsage: (model, used) => usage.record(model, used),
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
         // The root counted the first turn as started when it started this workflow (a signal saved).
@@ -183,12 +195,14 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
           ...(outcome.turn === 1 ? { firstTurn: outcome } : {}),
         });
         const spentTokens = allowance.takeUnreported();
+        const used = usage.takeUnreported();
         report({
           type: 'turn-end',
           threadId: thread.id,
           outcome,
           nextStatus,
           ...(spentTokens > 0 ? { spentTokens } : {}),
+          ...(used ? { usage: used } : {}),
         });
       },
     },
@@ -230,6 +244,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   });
   setHandler(mailboxQuery, () => ({ received: mailbox.view() }));
   setHandler(threadQuery, () => thread);
+  setHandler(usageQuery, () => ({ threadId: thread.id, ledger: usage.ledger }));
   watch.register(authority);
   if (!resume) watch.record(thread);
 
@@ -250,6 +265,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
         recent: recent.snapshot(),
         tokens: { ...allowance.state },
         resolutions: conversation.interactions.snapshot(),
+        ...(usage.carried ? { usage: usage.carried } : {}),
       },
     };
     return await continueAsNew<typeof agentWorkflow>(carried);

@@ -1,6 +1,7 @@
 import type { AgentInterruptReceipt, WaitRequestInput, WaitResult } from '../domain/control';
 import type { InteractionAnswer } from '../domain/conversation-schemas';
 import type { LiveTarget } from '../domain/live-output';
+import type { CallUsage } from '../domain/usage';
 import type { InteractionRequest } from './thread-conversation';
 import type {
   AgentThread,
@@ -25,6 +26,16 @@ export interface AgentControls {
   close(threadId: string): Promise<AgentThread[]>;
   /** Charges tokens used so far in this turn; throws QuotaExceeded once the budget is spent (SPEC S6.4). */
   charge(tokens: number): Promise<{ remaining: number }>;
+  /** SPEC S11.3: a model call's reservation, in runs with the `usageLedger` feature (else `charge`). */
+  calls?: CallBudget;
+}
+
+/** SPEC S11.3: a model call holds its most before it starts and settles at what it used. */
+export interface CallBudget {
+  /** Holds `tokens` for one call; QuotaExceeded (nothing held) when they would pass a budget on the way up. */
+  reserve(tokens: number): Promise<void>;
+  /** The call held `reserved` and used `used` (what its provider reported): the rest is free again. */
+  settle(reserved: number, used: number): void;
 }
 
 /** What a kernel gets for one turn. */
@@ -42,6 +53,8 @@ export interface TurnContext {
   live?: Omit<LiveTarget, 'call'>;
   /** Durable per-thread memory of the kernel (carried through continue-as-new). */
   memory: Record<string, string>;
+  /** SPEC S11.3: adds what one model call used to the thread's usage ledger. */
+  recordUsage(model: string, usage: CallUsage): void;
 }
 
 /** A turn's final answer and the tokens it used. */

@@ -3,8 +3,17 @@ import type { createActivities } from '../activities';
 import { agentTools, isAgentToolName, type AgentToolName } from '../domain/operations';
 import { kitErrorFromFailure, parseInput } from '../domain/errors';
 import type { AgentSpec, AgentThread, InterAgentMessage } from '../domain/schemas';
-import { clipOutput, TranscriptEntry, trimTranscript, type ModelCallOutput } from '../domain/transcript';
-import type { AgentControls, Kernel, TurnAnswer, TurnContext } from './kernel';
+import { jsonBytes } from '../domain/bytes';
+import {
+  clipOutput,
+  TranscriptEntry,
+  transcriptBytes,
+  trimTranscript,
+  type ModelCallInput,
+  type ModelCallOutput,
+} from '../domain/transcript';
+import { callReservation, defaultMaxOutputTokens } from '../domain/usage';
+import type { AgentControls, CallBudget, Kernel, TurnAnswer, TurnContext } from './kernel';
 
 const { callModel } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '5 minutes',
@@ -79,7 +88,7 @@ export class ModelKernel implements Kernel {
 
   private async steps(context: TurnContext, transcript: TranscriptEntry[]): Promise<TurnAnswer> {
     for (let step = 0; step < this.options.maxSteps; step++) {
-      const output = await callModel({
+      const request: ModelCallInput = {
         threadId: context.thread.id,
         ...(this.spec.model ? { model: this.spec.model } : {}),
         system: systemPrompt(context.thread, this.spec),
@@ -87,20 +96,46 @@ export class ModelKernel implements Kernel {
         agentTools: true,
         userTools: context.thread.tools,
         ...(context.live ? { live: { ...context.live, call: { turn: context.turn, step } } } : {}),
-      });
+      };
+      const output = context.controls.calls
+        ? await this.reservedCall(context, context.controls.calls, request, step)
+        : await callModel(request);
       transcript.push({
         role: 'assistant',
         text: output.text,
         toolCalls: output.toolCalls.map(({ id, name, input }) => ({ id, name, input })),
       });
-      // Charged as it is used: a spent budget ends the turn with QuotaExceeded (SPEC S6.4).
-      if (output.tokens > 0) await context.controls.charge(output.tokens);
+      // Before the usage ledger: charged as it is used, a spent budget ending the turn (SPEC S6.4).
+      if (output.tokens > 0 && !output.usage) await context.controls.charge(output.tokens);
       if (output.toolCalls.length === 0) return { text: output.text, tokens: 0 };
       const results = [];
       for (const call of output.toolCalls) results.push(await this.runToolCall(call, context, transcript));
       transcript.push({ role: 'tool', results });
     }
     return { text: `(stopped after ${this.options.maxSteps} model calls without a final answer)`, tokens: 0 };
+  }
+
+  /**
+   * SPEC S11.3: the call holds its reservation (its maximum output and its input's estimate) before it
+   * starts, so no call in flight can pass a budget; QuotaExceeded ends the turn without calling. Once it
+   * answers, the ledger gets what the provider reported and the rest of the reservation is free again.
+   */
+  private async reservedCall(context: TurnContext, calls: CallBudget, request: ModelCallInput, step: number) {
+    const maxOutputTokens = this.options.maxOutputTokens ?? defaultMaxOutputTokens;
+    const promptBytes = jsonBytes(request.system) + transcriptBytes(request.transcript);
+    const reserved = callReservation(promptBytes, request.userTools.length, maxOutputTokens);
+    await calls.reserve(reserved);
+    let used = 0;
+    try {
+      const output = await callModel({ ...request, call: { turn: context.turn, step }, maxOutputTokens });
+      const usage = output.usage ?? { inputTokens: 0, outputTokens: output.tokens, costUsd: 0 };
+      context.recordUsage(output.model, usage);
+      used = usage.inputTokens + usage.outputTokens;
+      return { ...output, usage };
+    } finally {
+      // A failed or interrupted call reported nothing: what it held is free again.
+      calls.settle(reserved, used);
+    }
   }
 
   /** Runs one tool call; a failure becomes a tool result the model can act on, not a crash. */

@@ -6,6 +6,15 @@
  * beside the v1 ones (`npx tsx scripts/record-histories.ts --add <name>` keeps the runs that took the
  * patch, as `<name>-*.json`), and the v1 ones keep replaying.
  * test/workflows/patches.test.ts checks that no workflow calls `patched` with an id not listed here.
+ *
+ * A change that every thread of a tree takes may instead be decided once, by the client that attaches
+ * the root, and carried in the workflows' inputs (root → every thread it starts → continue-as-new): a
+ * recorded history replays the path its input names, and no thread pays the `TemporalChangeVersion`
+ * upsert (a billable action) that `patched` adds to each workflow. Those features:
+ * - `usageLedger` (RootRunInput, AgentInput; SPEC S11.3): a model call holds its reservation (its
+ *   maximum output, which the provider is told, and its input's estimate) before it starts, refused
+ *   when that would pass a budget, and settles at what the provider reported (`AgentControls.calls`),
+ *   instead of being charged after it ran.
  */
 export const patches = {
   /**

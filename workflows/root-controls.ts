@@ -14,13 +14,16 @@ import type { RootHost } from './root-host';
 export function rootControlsFor(host: RootHost, turn: number, currentTurn: () => number): AgentControls {
   const { state } = host;
   const scope = { rootId: state.rootId, threadId: state.rootId };
-  const execute: RootHost['execute'] = (callerScope, operation) => {
+  const current = () => {
     if (currentTurn() !== turn || isTerminal(state.root.status)) {
       throw new KitError(
         ErrorKind.InvalidState,
         `these root controls belong to root turn ${turn}, which is over`,
       );
     }
+  };
+  const execute: RootHost['execute'] = (callerScope, operation) => {
+    current();
     return host.execute(callerScope, operation);
   };
   return {
@@ -34,6 +37,18 @@ export function rootControlsFor(host: RootHost, turn: number, currentTurn: () =>
     close: async (threadId) => execute(scope, { type: 'close', threadId }),
     // The root's budget is in this workflow: charging it costs no round trip.
     charge: async (tokens) => execute(scope, { type: 'charge', tokens }),
+    ...(host.options.usageLedger
+      ? {
+          calls: {
+            reserve: async (tokens: number) => {
+              current();
+              state.reserveCall(scope, tokens);
+            },
+            // Settled even once the turn is over: an interrupted call gives its reservation back.
+            settle: (reserved: number, used: number) => state.settleCall(scope, reserved, used),
+          },
+        }
+      : {}),
   };
 }
 

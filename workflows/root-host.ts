@@ -61,12 +61,13 @@ export class RootHost {
       /** A child of the root was spawned (SPEC S5.1: a status in the root's conversation). */
       spawned(thread: AgentThread): void;
     },
-    private readonly options: {
+    readonly options: {
       shutdownGraceMs: number;
       continueAsNewAfterEvents: number;
       runKey: string;
       operations: number;
       answers: TaskBudget;
+      usageLedger?: boolean; // SPEC S11.3: model calls hold reservations (RootRunInput.usageLedger)
     },
     carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
       queued: [],
@@ -84,6 +85,7 @@ export class RootHost {
         interactionTimeoutMs: this.state.grant.interactionTimeoutMs,
         conversationRetentionMs: this.state.grant.conversationRetentionMs,
         continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
+        ...(this.options.usageLedger ? { usageLedger: true as const } : {}),
       }),
       options.answers,
     );

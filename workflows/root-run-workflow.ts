@@ -22,9 +22,11 @@ import {
   runStateQuery,
   threadEventSignal,
   threadQuery,
+  usageQuery,
 } from '../domain/messages';
 import { RootResume, RootRunState } from '../domain/run-state';
 import { allTools, RootRunInput, type ControlScope, type RootRunInputShape } from '../domain/schemas';
+import { usageLine } from '../domain/usage';
 import { searchAttributes } from '../domain/search-attributes';
 import { asFailure } from './failures';
 import { kernelFor } from './kernels';
@@ -96,6 +98,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       runKey: input.runKey,
       operations: resume?.operations ?? 0,
       answers,
+      usageLedger: input.usageLedger === true,
     },
     resume,
   );
@@ -108,8 +111,9 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       upsertSearchAttributes([{ key: searchAttributes.status, value: state.root.status }]);
       upsertedStatus = state.root.status;
     }
+    const usage = Object.keys(state.usage.tree).length > 0 ? ` · tree: ${usageLine(state.usage.tree)}` : '';
     setCurrentDetails(
-      `**${state.root.status}** · turn ${state.root.turnsStarted} · ${live} live / ${total} spawned sub-agents`,
+      `**${state.root.status}** · turn ${state.root.turnsStarted} · ${live} live / ${total} spawned sub-agents${usage}`,
     );
   };
   const authority = new ThreadAuthority(input.runKey, state.rootId, [], state.rootId);
@@ -132,6 +136,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       controls: (turn) => host.rootControls(turn),
       takeInbox: () => state.takeRootMessages(rootScope),
       conversation,
+      recordUsage: (model, usage) => state.recordRootUsage(model, usage),
       turnStarted: (turn, at) => {
         state.turnStarted(state.rootId, turn, at);
         showStatus();
@@ -179,6 +184,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     admissionOpen: state.isAdmissionOpen,
   }));
   setHandler(threadQuery, () => state.root);
+  setHandler(usageQuery, () => ({
+    threadId: state.rootId,
+    ledger: state.usage.root,
+    tree: state.usage.tree,
+  }));
   setHandler(mailboxQuery, () => ({ received: state.rootMailbox.view() }));
   // The root is a thread like any other (SPEC S3.1): its mailbox, its turn and its interactions take
   // client updates through the same operations as every thread's workflow; the registry also knows

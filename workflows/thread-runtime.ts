@@ -1,3 +1,4 @@
+import { scriptedKernelModel, type CallUsage } from '../domain/usage';
 import {
   ActivityCancellationType,
   CancellationScope,
@@ -47,6 +48,8 @@ export interface ThreadPorts {
   /** Messages waiting for this thread, taken at the start of a turn. */
   takeInbox(turn: number): InterAgentMessage[];
   conversation: ThreadConversation;
+  /** SPEC S11.3: what one model call of a turn used, for the thread's usage ledger. */
+  recordUsage(model: string, usage: CallUsage): void;
   turnStarted(turn: number, at: string): void;
   turnEnded(outcome: TurnOutcome, nextStatus: 'idle' | 'running'): void;
 }
@@ -141,8 +144,16 @@ export class ThreadLoop {
           ask: (request) => this.ports.conversation.ask(request),
           live: this.ports.conversation.liveTarget,
           memory: this.state.memory,
+          recordUsage: (model, usage) => this.ports.recordUsage(model, usage),
         }),
       );
+      // The scripted kernel's `reply.tokens` stand in for a model's (SPEC S6.4): in the ledger too.
+      if (answer.tokens > 0)
+        this.ports.recordUsage(scriptedKernelModel, {
+          inputTokens: 0,
+          outputTokens: answer.tokens,
+          costUsd: 0,
+        });
       outcome = {
         turn,
         status: 'completed',

@@ -26,6 +26,7 @@ export interface StartSettings {
   interactionTimeoutMs: number;
   conversationRetentionMs: number;
   continueAsNewAfterEvents: number;
+  usageLedger?: true;
 }
 
 const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);

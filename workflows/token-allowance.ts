@@ -24,7 +24,12 @@ export class TokenAllowance {
   private exhausted: KitError | undefined;
 
   constructor(
-    private readonly reserve: (request: { tokens: number; owed: number; spent: number }) => Promise<{
+    private readonly reserve: (request: {
+      tokens: number;
+      owed: number;
+      spent: number;
+      need?: number;
+    }) => Promise<{
       granted: number;
     }>,
     readonly state: TokenAllowanceState,
@@ -73,6 +78,41 @@ export class TokenAllowance {
     return { remaining: this.state.allowance };
   }
 
+  /**
+   * SPEC S11.3: holds `tokens` for one model call before it starts. What the thread holds is used first;
+   * short of it, the root is asked for at least the rest, and QuotaExceeded stands (nothing held, no call)
+   * when a budget on the way up has no room for it: no call in flight can pass a budget.
+   */
+  async reserveCall(tokens: number): Promise<void> {
+    if (this.state.allowance < tokens || this.state.owed > 0) {
+      if (this.refilling) await this.refilling;
+      if (this.state.allowance < tokens || this.state.owed > 0) {
+        this.exhausted = undefined;
+        try {
+          await this.refill(Math.max(1, tokens - this.state.allowance));
+        } catch (error) {
+          if (!(error instanceof KitError && error.kind === ErrorKind.QuotaExceeded)) throw error;
+        }
+      }
+      if (this.state.allowance < tokens)
+        throw new KitError(
+          ErrorKind.QuotaExceeded,
+          `the token budget has no room for another model call: it may use ${tokens} tokens (its maximum output and its input's estimate), and ${this.state.allowance} are left to this thread`,
+          { limit: 'budgetTokens', value: tokens },
+        );
+    }
+    this.state.allowance -= tokens;
+  }
+
+  /** The call that held `reserved` used `used`: the rest is the thread's again, any excess owed. */
+  settleCall(reserved: number, used: number): void {
+    const within = Math.min(reserved, used);
+    this.state.allowance += reserved - within;
+    this.state.unreported += within;
+    this.state.owed += used - within;
+    this.prefetch();
+  }
+
   /** What the thread gives back when it ends. */
   get unused(): number {
     return this.state.allowance;
@@ -85,14 +125,19 @@ export class TokenAllowance {
     return spent;
   }
 
-  private async refill(): Promise<void> {
+  private async refill(need?: number): Promise<void> {
     const owed = this.state.owed;
     const spent = this.takeUnreported();
     this.state.owed = 0;
     try {
-      const { granted } = await this.reserve({ tokens: allowanceChunk, owed, spent });
+      const { granted } = await this.reserve({
+        tokens: Math.max(allowanceChunk, need ?? 0),
+        owed,
+        spent,
+        ...(need === undefined ? {} : { need }),
+      });
       this.state.allowance += granted;
-      this.state.scarce = granted < allowanceChunk;
+      this.state.scarce = granted < Math.max(allowanceChunk, need ?? 0);
     } catch (error) {
       // A refused reservation has charged what was owed (that is what used the budget up); any other
       // failure has not, so it stays owed.

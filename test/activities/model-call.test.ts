@@ -122,6 +122,7 @@ describe('the stream reading', () => {
         { id: 'c2', name: 'raw', input: 'not json' },
       ],
       tokens: 17,
+      usage: { inputTokens: 12, outputTokens: 5 },
     });
     expect(seen.options?.toolChoice).toEqual({ type: 'auto' });
     expect(seen.options?.tools?.map((offered) => offered.name)).toEqual(['publish', 'raw']);

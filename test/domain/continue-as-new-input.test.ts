@@ -29,6 +29,7 @@ import {
 import { ThreadWatch } from '../../workflows/thread-watch';
 import { admitToRoot, kitErrorOf, newRun, now, scopeOf, spawn } from '../helpers/run-state';
 import { id, worst } from '../helpers/worst-case';
+import { addUsage, maxLedgerModels, type UsageLedger } from '../../domain/usage';
 
 const sender = id('thread', 1);
 const runKey = 'a'.repeat(64);
@@ -178,6 +179,7 @@ test("an agent's largest continue-as-new input stays under the budget", () => {
     recent: fullRecent().snapshot(),
     tokens: { allowance: 1e9, owed: 1e12, unreported: 1e12, scarce: true },
     resolutions: fullResolutions(),
+    usage: fullLedger(),
   };
   const input = AgentInput.parse({
     protocolVersion: 1,
@@ -197,6 +199,15 @@ test("an agent's largest continue-as-new input stays under the budget", () => {
   expect(total).toBeLessThan(carriedInputBudgetBytes);
 });
 
+/** A usage ledger at its largest: every model slot taken by the longest names, numbers at their bounds. */
+function fullLedger(): UsageLedger {
+  const ledger: UsageLedger = {};
+  const most = { inputTokens: 1e15, outputTokens: 1e15, costUsd: 1e12 - 0.123456789, calls: 1e12 };
+  for (let n = 0; n < maxLedgerModels + 5; n++)
+    addUsage(ledger, `${'"'.repeat(117)}${n.toString().padStart(3, '0')}`, most);
+  return ledger;
+}
+
 test("a root run's largest continue-as-new input stays under the budget", () => {
   const state = newRun({
     maxConcurrent: 10_000,
@@ -213,6 +224,8 @@ test("a root run's largest continue-as-new input stays under the budget", () => 
   // to be clipped to the end: the registry is then at its smallest).
   const task = worst(2_000);
   const result = worst(3_000);
+  // Its own ledger and the tree's at their largest (SPEC S11.3).
+  for (const [model, usage] of Object.entries(fullLedger())) state.recordRootUsage(model, usage);
   let parent: string = state.rootId;
   for (let n = 0; ; n++) {
     try {

@@ -1,7 +1,7 @@
 // A worker in its own process, for the crash tests (SPEC S7.1): run with `node --import tsx` so a
 // SIGKILL hits the process that polls (a `tsx` wrapper would leave it orphaned). Prints `ready`.
 import { NativeConnection } from '@temporalio/worker';
-import { createActivities, createModelProvider, loadModelConfig } from '../../activities';
+import { createActivities, createModelProvider, loadModelConfig, loadModelPrices } from '../../activities';
 import { createAgentWorker } from '../../workers/create-worker';
 
 async function main(): Promise<void> {
@@ -13,7 +13,10 @@ async function main(): Promise<void> {
     connection,
     taskQueue,
     // The model the environment names (the scripted one by default; a test may slow its words down).
-    activities: createActivities({ model: createModelProvider(loadModelConfig()) }),
+    activities: createActivities({
+      model: createModelProvider(loadModelConfig()),
+      prices: loadModelPrices(),
+    }),
     workflows: { workflowBundle: { codePath: bundlePath } },
     // Killed workers leave sticky tasks behind: hand them back to the queue quickly.
     extra: { stickyQueueScheduleToStartTimeout: '1 second' },

@@ -186,23 +186,24 @@ describe('provider failures (S6.5) and budgets (S6.4)', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  test('an exhausted budget ends the turn with QuotaExceeded and blocks spawns', async () => {
+  test('a model call is refused before it starts when its reservation would pass the budget (S11.3)', async () => {
     policy = () => ({ toolCalls: [{ name: 'list_agents', input: {} }], tokens: 400 });
     const service = await attachRun(temporal.client, taskQueue, {
-      root: modelRoot('spend it all'),
-      grant: { owner: 'tests', budgetTokens: 1000 },
+      root: { ...modelRoot('spend it all'), kernel: { type: 'model', maxOutputTokens: 100 } },
+      grant: { owner: 'tests', budgetTokens: 8000 },
     });
     const first = await service.rootControls().subscribeFirstTurn(service.rootThreadId);
     expect(first.status).toBe('failed');
     expect(first.error?.kind).toBe('QuotaExceeded');
-    expect(server.requests).toHaveLength(3);
-    expect((await service.counters()).tokens).toBe(1200);
-    expect((await kitErrorOf(service.rootControls().spawn({ task: 'no budget left' }))).kind).toBe(
-      'QuotaExceeded',
-    );
+    expect(first.error?.message).toMatch(/no room for another model call/);
+    const calls = server.requests.length; // each call that started fit: the budget is never passed
+    expect(calls).toBeGreaterThanOrEqual(5);
+    const counters = await service.counters();
+    expect(counters.tokens).toBe(calls * 400);
+    expect(counters.tokens).toBeLessThanOrEqual(8000);
   });
 
-  test('a sub-agent spends from an allowance, with no round trip to the root per model call, and still stops at the budget', async () => {
+  test('a sub-agent reserves each model call from its allowance, with no round trip to the root per call, and never passes the budget', async () => {
     policy = () => ({ toolCalls: [{ name: 'list_agents', input: {} }], tokens: 400 });
     const service = await attachRun(temporal.client, taskQueue, {
       grant: { owner: 'tests', budgetTokens: 20_000 },
@@ -210,19 +211,22 @@ describe('provider failures (S6.5) and budgets (S6.4)', () => {
     const before = server.requests.length;
     const spender = await service
       .rootControls()
-      .spawn({ task: 'spend it all', kernel: { type: 'model', maxSteps: 100 } });
+      .spawn({ task: 'spend it all', kernel: { type: 'model', maxSteps: 100, maxOutputTokens: 100 } });
     const first = await service.rootControls().subscribeFirstTurn(spender.id);
     expect(first.status).toBe('failed');
     expect(first.error?.kind).toBe('QuotaExceeded');
     const calls = server.requests.length - before;
-    // Every model call but the one that passed the budget is within it; each charged exactly once.
+    // Each call charged exactly what it reported, and no call started that could pass the budget.
     const counters = await eventually(
       () => service.counters(),
       (now) => now.tokens === calls * 400,
       'every reported token charged',
     );
-    expect(counters.tokens).toBeGreaterThanOrEqual(20_000);
-    expect(counters.tokens).toBeLessThan(20_000 + 400 * 2);
+    expect(counters.tokens).toBeLessThanOrEqual(20_000);
+    // Refused only once the reservation (its input's estimate, two bytes a token, and 100 out) passed
+    // what was left: not at the first call.
+    expect(calls).toBeGreaterThanOrEqual(10);
+    expect(first.error?.message).toMatch(/no room for another model call/);
     // The allowance is asked for a few times, not once per model call: list_agents is the only other
     // request this thread sends its root.
     const history = await temporal.client.workflow.getHandle(spender.id).fetchHistory();
@@ -231,9 +235,16 @@ describe('provider failures (S6.5) and budgets (S6.4)', () => {
         event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'control-request',
     ).length;
     expect(requests - calls).toBeLessThan(calls / 2);
-    expect((await kitErrorOf(service.rootControls().spawn({ task: 'no budget left' }))).kind).toBe(
-      'QuotaExceeded',
-    );
+    // Another model agent gets no call in either: refused at its spawn or before its first call.
+    const late = await service
+      .rootControls()
+      .spawn({ task: 'no budget left', kernel: { type: 'model', maxOutputTokens: 100 } })
+      .then(
+        async (thread) => (await service.rootControls().subscribeFirstTurn(thread.id)).error?.kind,
+        async (error: unknown) => (await kitErrorOf(Promise.reject(error))).kind,
+      );
+    expect(late).toBe('QuotaExceeded');
+    expect(server.requests.length - before).toBe(calls);
   });
 });
 

@@ -10,6 +10,7 @@ import { runCommand } from './commands/run';
 import { sendCommand } from './commands/send';
 import { shutdownCommand } from './commands/shutdown';
 import { treeCommand } from './commands/tree';
+import { usageCommand } from './commands/usage';
 import { watchCommand } from './commands/watch';
 import { workerCommand } from './commands/worker';
 import type { CliOutput } from './io';
@@ -55,6 +56,7 @@ export function buildProgram(output: CliOutput): Command {
     workerCommand(output),
     runCommand(output),
     treeCommand(output),
+    usageCommand(output),
     sendCommand(output),
     interruptCommand(output),
     shutdownCommand(output),

@@ -1,0 +1,211 @@
+// SPEC S11.3: the usage ledger and budgets that no call in flight can pass. A real provider library
+// (openai-compatible) talks to a real local HTTP server speaking OpenAI's protocol, which scripts each
+// reply's usage; the ledger must equal what that server reported, through continue-as-new and a
+// worker SIGKILLed mid-run, and a concurrent burst of model calls must stay within the budget.
+import { Client, Connection } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ThreadService } from '../../client/thread-service';
+import type { UsageReport } from '../../client/usage';
+import { totalUsage } from '../../domain/usage';
+import { eventually, untilTurns } from '../helpers/runs';
+import { startOpenAIServer, systemOf, type ReceivedRequest, type Reply } from '../helpers/openai-server';
+import { testServerAddress, uniqueTaskQueue, workflowBundlePath } from '../helpers/temporal';
+import { WorkerProcess } from '../helpers/worker-process';
+
+let connection: Connection;
+let server: Awaited<ReturnType<typeof startOpenAIServer>>;
+let worker: WorkerProcess | undefined;
+let policy: (request: ReceivedRequest, index: number) => Reply = () => ({ text: 'unset' });
+
+/** Prices of the worker's table (US dollars per million tokens). */
+const prices = { 'test-model': { input: 2, output: 8 } };
+
+beforeAll(async () => {
+  connection = await Connection.connect({ address: testServerAddress() });
+  server = await startOpenAIServer((request, index) => policy(request, index));
+});
+afterAll(async () => {
+  await worker?.kill();
+  await server?.close();
+  await connection?.close();
+});
+afterEach(async () => {
+  await worker?.kill();
+  worker = undefined;
+  server.requests.splice(0);
+});
+
+async function startWorker(taskQueue: string): Promise<WorkerProcess> {
+  const started = new WorkerProcess(testServerAddress(), taskQueue, workflowBundlePath(), {
+    AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
+    AGENTS_KIT_MODEL: 'test-model',
+    AGENTS_KIT_MODEL_BASE_URL: server.url,
+    AGENTS_KIT_MODEL_PRICES: JSON.stringify(prices),
+  });
+  await started.start();
+  return started;
+}
+
+/** What the server reported, added up: the test server says `tokens - 1` in and 1 out per reply. */
+function reported(requests: readonly ReceivedRequest[]) {
+  const answered = requests.filter((request) => request.tokens > 0);
+  const inputTokens = answered.reduce((sum, request) => sum + request.tokens - 1, 0);
+  const outputTokens = answered.length;
+  const costUsd =
+    (inputTokens * prices['test-model'].input + outputTokens * prices['test-model'].output) / 1e6;
+  return { inputTokens, outputTokens, calls: answered.length, costUsd };
+}
+
+const scriptedRoot = {
+  task: 'coordinate',
+  name: 'root',
+  kernel: { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'ok' }]] },
+};
+
+const sumOfThreads = (report: UsageReport) => {
+  const total = totalUsage({});
+  for (const thread of report.threads) {
+    total.inputTokens += thread.total.inputTokens;
+    total.outputTokens += thread.total.outputTokens;
+    total.costUsd += thread.total.costUsd;
+    total.calls += thread.total.calls;
+  }
+  return total;
+};
+
+test('the ledger equals what the provider reported, per thread and for the tree, through continue-as-new and a worker crash', async () => {
+  const taskQueue = uniqueTaskQueue('usage-ledger');
+  // Each turn of a sub-agent: a model call that runs `sleep`, then one that answers. Usage differs per
+  // reply, so a lost or doubled call shows in the sums.
+  policy = (request, index) => {
+    if (request.body.messages.at(-1)?.role !== 'tool')
+      return { toolCalls: [{ name: 'sleep', input: { ms: 1500 } }], tokens: 50 + (index % 13) };
+    return { text: `answer ${index} for ${systemOf(request).slice(9, 24)}`, tokens: 70 + (index % 7) };
+  };
+  worker = await startWorker(taskQueue);
+  const client = new Client({ connection });
+  const service = await ThreadService.attach(client, {
+    taskQueue,
+    owner: 'tests',
+    root: scriptedRoot,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000 },
+    continueAsNewAfterEvents: 100,
+  });
+  const children = [];
+  for (const name of ['alpha', 'beta'])
+    children.push(
+      await service
+        .rootControls()
+        .spawn({ task: `work ${name}`, name, kernel: { type: 'model' }, tools: ['sleep'] }),
+    );
+  const turns = 6;
+  let killed = false;
+  for (let turn = 1; turn <= turns; turn++) {
+    // A tool running when the worker died is retried once its heartbeat times out (30 s).
+    for (const child of children)
+      await eventually(
+        async () => (await service.rootControls().loadThread(child.id))!,
+        (thread) => thread.turnsCompleted >= turn && thread.status !== 'running',
+        `${child.id} to complete turn ${turn}`,
+        120_000,
+      );
+    if (turn === turns) break;
+    for (const child of children)
+      await service
+        .rootControls()
+        .sendMessage({ recipient: child.id, content: `go on ${turn}`, triggerTurn: true });
+    if (turn === 3 && !killed) {
+      // Killed while both sleep: no model call is in flight, so the provider reported each call once.
+      await eventually(
+        async () => server.requests.filter((request) => lastUserIs(request, `go on ${turn}`)).length,
+        (count) => count >= children.length,
+        'both sub-agents calling sleep',
+      );
+      await delay(200);
+      await worker.kill();
+      killed = true;
+      await delay(300);
+      worker = await startWorker(taskQueue);
+    }
+  }
+  // Each sub-agent continued as new at least once.
+  for (const child of children) {
+    const history = await client.workflow.getHandle(child.id).fetchHistory();
+    const first = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(first?.continuedExecutionRunId).toBeTruthy();
+  }
+  const expected = reported(server.requests);
+  expect(expected.calls).toBe(children.length * turns * 2);
+  const report = await eventually(
+    () => service.usage(),
+    (now) => now.tree.total.calls === expected.calls,
+    'every turn reported to the root',
+  );
+  expect(report.tree.total).toEqual({ ...expected, costUsd: expect.closeTo(expected.costUsd, 9) });
+  expect(report.tree.byModel['openai-compatible:test-model']?.calls).toBe(expected.calls);
+  expect(sumOfThreads(report)).toEqual({ ...expected, costUsd: expect.closeTo(expected.costUsd, 9) });
+  for (const child of children) {
+    const line = report.threads.find((thread) => thread.threadId === child.id)!;
+    expect(line.total.calls).toBe(turns * 2);
+  }
+  // The Web UI shows the numbers in the root's details.
+  const root = await client.workflow.getHandle(service.rootThreadId).describe();
+  const details = (await client.workflow
+    .getHandle(service.rootThreadId)
+    .query<{ currentDetails: string }>('__temporal_workflow_metadata')) as unknown as {
+    currentDetails: string;
+  };
+  expect(root.status.name).toBe('RUNNING');
+  expect(details.currentDetails).toContain(`${expected.inputTokens.toLocaleString('en-US')} in`);
+  await service.shutdown();
+}, 240_000);
+
+const lastUserIs = (request: ReceivedRequest, text: string) =>
+  JSON.stringify(
+    request.body.messages.filter((message) => message.role === 'user').at(-1)?.content ?? '',
+  ).includes(text);
+
+test('a concurrent burst of model calls cannot pass the budget: each call is reserved before it starts', async () => {
+  const taskQueue = uniqueTaskQueue('usage-burst');
+  // Every call asks for another tool call and reports 300 tokens: each agent would go on for ever.
+  policy = () => ({ toolCalls: [{ name: 'list_agents', input: {} }], tokens: 300 });
+  worker = await startWorker(taskQueue);
+  const client = new Client({ connection });
+  const budgetTokens = 30_000;
+  const service = await ThreadService.attach(client, {
+    taskQueue,
+    owner: 'tests',
+    root: scriptedRoot,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, budgetTokens },
+  });
+  const spawned = await Promise.all(
+    Array.from({ length: 6 }, (_, n) =>
+      service.rootControls().spawn({
+        task: `spend ${n}`,
+        name: `spender-${n}`,
+        kernel: { type: 'model', maxSteps: 200, maxOutputTokens: 50 },
+      }),
+    ),
+  );
+  const outcomes = await Promise.all(
+    spawned.map(async (thread) => (await untilTurns(service, thread.id, 1)).latestTurn!),
+  );
+  for (const outcome of outcomes) expect(outcome.error?.kind).toBe('QuotaExceeded');
+  const expected = reported(server.requests);
+  // Nothing was cut off mid-call: each call that started was answered and charged.
+  expect(server.requests.every((request) => !request.aborted)).toBe(true);
+  const counters = await eventually(
+    () => service.counters(),
+    (now) => now.tokens === expected.calls * 300,
+    'every reported token charged',
+  );
+  expect(counters.tokens).toBeLessThanOrEqual(budgetTokens);
+  const report = await eventually(
+    () => service.usage(),
+    (now) => now.tree.total.calls === expected.calls,
+    'every turn reported',
+  );
+  expect(report.tree.total.inputTokens + report.tree.total.outputTokens).toBe(counters.tokens);
+  expect(sumOfThreads(report).calls).toBe(expected.calls);
+  await service.shutdown();
+}, 240_000);
