@@ -160,7 +160,7 @@ export class McpConnection {
     // An interrupt: the activity's own cancellation goes back as it is.
     if (request.signal.aborted) return request.signal.reason;
     if (KitError.is(error)) return error;
-    const mayHaveRun = request.sent ? ': it may have taken effect, so it is not retried' : '';
+    const mayHaveRun = request.sent ? '; it may have taken effect, so it is not retried' : '';
     const once = request.sent ? ({ retryable: false } as const) : {};
     if (request.timeout.aborted) {
       const limit = request.sent
@@ -177,7 +177,7 @@ export class McpConnection {
       const reason = (this.lostSignal.reason as Error).message;
       return new KitError(
         ErrorKind.Integration,
-        `${what} went away while ${request.action}: it ${reason}${mayHaveRun}`,
+        `${what} went away while ${request.action} (it ${reason})${mayHaveRun}`,
         { server: this.server },
         once,
       );
@@ -257,7 +257,8 @@ function connectFailure(
 ): KitError {
   if (KitError.is(error)) return error;
   const where = whereIs(config);
-  const exited = lost.aborted ? `: it ${(lost.reason as Error).message}` : '';
+  // A stdio server that exited says why (its exit code and stderr); an HTTP one, what the request met.
+  const exited = config.type === 'stdio' && lost.aborted ? `: it ${(lost.reason as Error).message}` : '';
   if (isMcpClientError(error) && error.statusCode !== undefined) {
     if (error.statusCode === 404 || error.statusCode === 405)
       return new KitError(
