@@ -107,7 +107,10 @@ export const McpServerConfig = z.preprocess(
   }),
 );
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
-export type McpServerConfigInput = z.input<typeof McpStdioServer> | z.input<typeof McpHttpServer>;
+/** A server's entry as a caller writes it: `type` may be left out (`command` means stdio, `url` HTTP). */
+export type McpServerConfigInput =
+  TypeOptional<z.input<typeof McpStdioServer>> | TypeOptional<z.input<typeof McpHttpServer>>;
+type TypeOptional<Entry extends { type: string }> = Omit<Entry, 'type'> & { type?: Entry['type'] };
 
 /**
  * The MCP servers of a worker, by name: the name is the namespace of the server's tools
@@ -125,7 +128,7 @@ export const McpServers = recordOf(
 );
 export type McpServers = z.infer<typeof McpServers>;
 /** MCP servers as a caller writes them: `type` may be left out, defaults apply. */
-export type McpServersInput = Record<string, McpServerConfigInput | Omit<McpServerConfigInput, 'type'>>;
+export type McpServersInput = Record<string, McpServerConfigInput>;
 
 /** Validates MCP servers given in code; a Protocol KitError names `what` and each bad field. */
 export function parseMcpServers(value: unknown, what = 'MCP servers'): McpServers {

@@ -16,21 +16,24 @@ interface McpClientError extends Error {
   code?: number;
   statusCode?: number;
 }
+// Duck-typed, not `instanceof Error`: fetch's errors come from Node's own realm, which is not the
+// caller's in a VM context (jest's, say).
+const isErrorLike = (value: unknown): value is { message: string; cause?: unknown; code?: unknown } =>
+  typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
 const isMcpClientError = (error: unknown): error is McpClientError =>
-  error instanceof Error &&
+  isErrorLike(error) &&
   (error as unknown as Record<symbol, unknown>)[Symbol.for('vercel.ai.error.AI_MCPClientError')] === true;
 
 /** Network failures that mean the request never reached the server: trying again is safe. */
 const unreachable = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const causeCode = (error: unknown): string | undefined => {
-  for (let current = error, hops = 0; current instanceof Error && hops < 5; current = current.cause, hops++) {
-    const code = (current as NodeJS.ErrnoException).code;
-    if (typeof code === 'string') return code;
+  for (let current = error, hops = 0; isErrorLike(current) && hops < 5; current = current.cause, hops++) {
+    if (typeof current.code === 'string') return current.code;
   }
   return undefined;
 };
 const describe = (error: unknown): string => {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = isErrorLike(error) ? error.message : String(error);
   const code = causeCode(error);
   return code && !message.includes(code) ? `${message} (${code})` : message;
 };
@@ -219,7 +222,7 @@ function httpConnectionLost(error: unknown): string | undefined {
       ? 'stopped answering its event stream'
       : undefined;
   }
-  if (error instanceof Error && error.name === 'AbortError') return undefined;
+  if (isErrorLike(error) && (error as { name?: unknown }).name === 'AbortError') return undefined;
   return `broke the connection (${describe(error)})`;
 }
 

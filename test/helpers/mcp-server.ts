@@ -35,6 +35,8 @@ function buildServer(): McpServer {
     'slow',
     { description: 'Answers after `ms` milliseconds.', inputSchema: { ms: z.number().int().min(0) } },
     async ({ ms }) => {
+      // Tests wait for this line before they break the server mid-call.
+      if (process.env.MCP_TEST_NOTES) appendFileSync(process.env.MCP_TEST_NOTES, `slow started ${ms}\n`);
       await new Promise((done) => setTimeout(done, ms));
       return text(`done after ${ms} ms`);
     },
