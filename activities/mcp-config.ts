@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
-import { KitError, parseInput } from '../domain/errors';
+import { KitError, protocolErrorFromZod } from '../domain/errors';
 import { isMcpServerName, mcpServerNameRule } from '../domain/mcp-names';
 
 /** The most MCP servers one worker connects to. */
@@ -130,9 +130,16 @@ export type McpServers = z.infer<typeof McpServers>;
 /** MCP servers as a caller writes them: `type` may be left out, defaults apply. */
 export type McpServersInput = Record<string, McpServerConfigInput>;
 
-/** Validates MCP servers given in code; a Protocol KitError names `what` and each bad field. */
-export function parseMcpServers(value: unknown, what = 'MCP servers'): McpServers {
-  return parseInput(McpServers, value, what);
+/**
+ * Validates MCP servers; a Protocol KitError's message names `what` and each bad field, and its
+ * `details.fields` are full paths (`AGENTS_KIT_MCP_SERVERS.files.command`).
+ */
+export function parseMcpServers(value: unknown, what = 'mcpServers'): McpServers {
+  const result = McpServers.safeParse(value);
+  if (result.success) return result.data;
+  const error = protocolErrorFromZod(what, result.error);
+  const fields = result.error.issues.map((issue) => [what, ...issue.path.map(String)].join('.'));
+  throw new KitError(error.kind, error.message, { fields });
 }
 
 /** Parses `AGENTS_KIT_MCP_SERVERS` (JSON): a Protocol KitError naming the variable and field when it is wrong. */

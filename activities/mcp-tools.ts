@@ -92,7 +92,7 @@ export class McpTools {
     servers: McpServers | McpServersInput,
     private readonly log: (message: string) => void = (message) => console.warn(`[agents-kit] ${message}`),
   ) {
-    this.pool = new McpPool(parseMcpServers(servers, 'MCP servers'));
+    this.pool = new McpPool(parseMcpServers(servers));
   }
 
   /** The configured servers' names, sorted. */
