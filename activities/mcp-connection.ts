@@ -73,10 +73,12 @@ export class McpConnection {
       if (!lost.signal.aborted) lost.abort(new ConnectionLost(reason));
     };
     const stdio = config.type === 'stdio' ? new StdioTransport(server, config, markLost) : undefined;
+    // HTTP: the library's streamable HTTP transport; a redirect is refused (headers may carry secrets).
     const transport =
-      config.type === 'stdio'
-        ? stdio!
-        : { type: 'http' as const, url: config.url, headers: config.headers, redirect: 'error' as const };
+      stdio ??
+      (config.type === 'http'
+        ? { type: 'http' as const, url: config.url, headers: config.headers, redirect: 'error' as const }
+        : undefined)!;
     let client: MCPClient;
     try {
       client = await createMCPClient({

@@ -84,7 +84,8 @@ export class McpTools {
   });
   /** Each thread's latest turn here: a tool call finds the list its model call was offered. */
   private readonly turns = new LatestMap<number>(4096);
-  private readonly lastGood = new Map<string, ServerTools>();
+  /** Each server's last good list, and the JSON of its definitions (an unchanged list is shared). */
+  private readonly lastGood = new Map<string, { tools: ServerTools; signature: string }>();
   /** Shared loads run until the tools are closed, whichever caller started them. */
   private readonly closing = new AbortController();
 
@@ -123,7 +124,7 @@ export class McpTools {
           return await until(this.listFor(server, site), signal);
         } catch (error) {
           if (signal.aborted) throw error;
-          const stale = this.lastGood.get(server);
+          const stale = this.lastGood.get(server)?.tools;
           this.log(
             `${error instanceof Error ? error.message : String(error)}; ${stale ? 'offering the tools it listed last' : 'its tools are left out of this call'}`,
           );
@@ -204,6 +205,10 @@ export class McpTools {
       this.log(
         `MCP server ${server} lists more than ${maxToolsPerServer} tools: only the first ${maxToolsPerServer} are offered`,
       );
+    // Turns of many threads hold lists: an unchanged one is the same object, not a copy per turn.
+    const signature = JSON.stringify(tools);
+    const last = this.lastGood.get(server);
+    if (last?.signature === signature) return last.tools;
     const names = namespaceTools(
       server,
       tools.map((tool) => tool.name),
@@ -237,7 +242,7 @@ export class McpTools {
         needsApproval: config.needsApproval || config.approvalTools.includes(definition.name),
       });
     }
-    this.lastGood.set(server, named);
+    this.lastGood.set(server, { tools: named, signature });
     return named;
   }
 }
