@@ -136,6 +136,17 @@ describe('stdio', () => {
     expect(missing.message).toMatch(/cannot start "\/nonexistent\/mcp-server" \(ENOENT\)/);
   });
 
+  test('a server that writes a line past the bound is stopped, with a reason', async () => {
+    const flood = `process.stdout.write('x'.repeat(17 * 1024 * 1024)); setInterval(() => {}, 1000);`;
+    const mcp = tools({
+      flood: { command: process.execPath, args: ['-e', flood], connectTimeoutMs: 60_000 },
+    });
+    const error = await kitErrorOf(run(mcp, 'flood__add'));
+    expect(error.message).toMatch(
+      /^MCP server flood .* could not be reached: it sent a line over 16777216 bytes: stopped$/,
+    );
+  });
+
   test('close() stops the server processes; later calls fail with Closed', async () => {
     const mcp = createMcpTools({ files: stdioServer() });
     const pid = Number(await run(mcp, 'files__pid'));
