@@ -1,7 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { KitError } from '../domain/errors';
 import { clipOutput, maxToolOutputChars } from '../domain/transcript';
+import { Context } from '@temporalio/activity';
+import { mcpServerOf } from '../domain/mcp-names';
 import { createModelActivities } from './model';
+import type { McpTools } from './mcp-tools';
 import type { ModelPrices } from './model-prices';
 import { createModelProvider, type ModelProvider } from './providers';
 import { builtinTools, runRegisteredTool, type ToolDefinition } from './tools';
@@ -9,6 +12,15 @@ import { builtinTools, runRegisteredTool, type ToolDefinition } from './tools';
 export { builtinTools, defineTool, type ToolDefinition } from './tools';
 export { createModelProvider, loadModelConfig, type ModelProvider } from './providers';
 export { loadModelPrices, type ModelPrices } from './model-prices';
+export { createMcpTools, McpTools, type McpTool } from './mcp-tools';
+export {
+  McpServers,
+  mcpServersFromJson,
+  parseMcpServers,
+  type McpServerConfig,
+  type McpServerConfigInput,
+  type McpServersInput,
+} from './mcp-config';
 
 /** What activities need from the process that hosts them. */
 export interface ActivityDependencies {
@@ -18,6 +30,11 @@ export interface ActivityDependencies {
   model?: ModelProvider;
   /** SPEC S11.3: prices per model for the usage ledger (`loadModelPrices()` reads AGENTS_KIT_MODEL_PRICES). */
   prices?: ModelPrices;
+  /**
+   * SPEC S11.1: tools of MCP servers (`createMcpTools(servers)`), offered as `<server>__<tool>` under the
+   * same allow-lists and approval rules as user tools. The caller closes it when the worker stops.
+   */
+  mcp?: McpTools;
 }
 
 /** The activities of an agents-kit worker. */
@@ -25,12 +42,23 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
   const userNames = new Set((dependencies.tools ?? []).map((tool) => tool.name));
   const tools = [...(dependencies.tools ?? []), ...builtinTools.filter((tool) => !userNames.has(tool.name))];
   const model = dependencies.model ?? createModelProvider({ AGENTS_KIT_MODEL_PROVIDER: 'scripted' });
+  const mcp = dependencies.mcp;
+  // An MCP server's namespace is its own: a user tool there would be shadowed, or shadow one of its tools.
+  for (const tool of tools) {
+    if (mcp?.owns(tool.name))
+      throw KitError.protocol(
+        `tool ${tool.name}: names starting ${mcpServerOf(tool.name)}__ belong to the MCP server ${mcpServerOf(tool.name)}; rename the tool`,
+        { fields: ['tools'] },
+      );
+  }
   return {
-    ...createModelActivities({ provider: model, tools, prices: dependencies.prices }),
+    ...createModelActivities({ provider: model, tools, prices: dependencies.prices, mcp }),
     /** Runs one tool call of a thread's turn. KitErrors cross to the workflow typed by kind. */
     async runTool(call: { threadId: string; name: string; input: unknown }): Promise<unknown> {
       try {
-        const output = await runRegisteredTool(tools, call.name, call.input);
+        const output = mcp?.owns(call.name)
+          ? await runMcpTool(mcp, call)
+          : await runRegisteredTool(tools, call.name, call.input);
         // Large outputs are cut here, so they never enter workflow history whole (SPEC S7.5).
         const text = typeof output === 'string' ? output : JSON.stringify(output ?? null);
         return text.length > maxToolOutputChars ? clipOutput(text) : output;
@@ -41,4 +69,15 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
       }
     },
   };
+}
+
+/** An MCP tool call, heartbeating so an interrupt reaches it while the server works (SPEC S4.6). */
+async function runMcpTool(mcp: McpTools, call: { threadId: string; name: string; input: unknown }) {
+  const context = Context.current();
+  const heartbeat = setInterval(() => context.heartbeat(), 1000);
+  try {
+    return await mcp.run(call, context.cancellationSignal);
+  } finally {
+    clearInterval(heartbeat);
+  }
 }

@@ -5,13 +5,14 @@ import { APICallError, type JSONSchema7 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { agentTools, agentToolNames } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { allTools } from '../domain/schemas';
+import { allowsTool } from '../domain/tool-allow-list';
 import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
 import type { LiveTarget } from '../domain/live-output';
 import { LiveOutputSink } from './live-output-sink';
 import { callLanguageModel, type ToolSpec } from './model-call';
 import { costOf, type ModelPrices } from './model-prices';
 import type { ModelProvider } from './providers';
+import type { McpTool, McpTools } from './mcp-tools';
 import type { ToolDefinition } from './tools';
 
 /** Provider failures as KitErrors (SPEC S6.5): rate limits and 5xx retry; auth and bad requests do not. */
@@ -67,6 +68,8 @@ export function createModelActivities(dependencies: {
   tools: readonly ToolDefinition[];
   /** SPEC S11.3: the price table a call's cost is computed with (none: every call costs 0). */
   prices?: ModelPrices | undefined;
+  /** SPEC S11.1: tools of MCP servers, offered under the same allow-list as the others. */
+  mcp?: McpTools | undefined;
 }) {
   const { provider, tools } = dependencies;
   const prices = dependencies.prices ?? {};
@@ -90,9 +93,7 @@ export function createModelActivities(dependencies: {
   return {
     async callModel(rawInput: ModelCallInput): Promise<ModelCallOutput> {
       const input = parseInput(ModelCallInput, rawInput, 'model call');
-      const allowed = tools.filter(
-        (candidate) => input.userTools.includes(allTools) || input.userTools.includes(candidate.name),
-      );
+      const allowed = tools.filter((candidate) => allowsTool(input.userTools, candidate.name));
       // A user tool of an agent tool's name replaces it, as it did in one tool set.
       const offered = new Map<string, ToolSpec>(
         input.agentTools ? agentSpecs.map((spec) => [spec.name, spec]) : [],
@@ -102,7 +103,23 @@ export function createModelActivities(dependencies: {
       // Heartbeats carry cancellation (an interrupt) to this activity while the provider thinks.
       const heartbeat = setInterval(() => context.heartbeat(), 1000);
       const sink = input.live ? liveSink(input.live) : undefined;
+      const mcpTools = new Map<string, McpTool>();
       try {
+        // SPEC S11.1: read once per turn of the thread; a server that is down is left out, not fatal.
+        for (const tool of dependencies.mcp
+          ? await dependencies.mcp.offered(
+              { threadId: input.threadId, turn: input.call?.turn },
+              (name) => allowsTool(input.userTools, name),
+              context.cancellationSignal,
+            )
+          : []) {
+          mcpTools.set(tool.name, tool);
+          offered.set(tool.name, {
+            name: tool.name,
+            description: tool.description,
+            inputSchema: tool.inputSchema,
+          });
+        }
         const modelId = input.model ?? provider.defaultModel;
         const answer = await callLanguageModel(provider.model(modelId), {
           system: input.system,
@@ -120,7 +137,7 @@ export function createModelActivities(dependencies: {
             const tool = allowed.find((candidate) => candidate.name === call.name);
             return {
               ...call,
-              needsApproval: tool?.needsApproval === true,
+              needsApproval: tool?.needsApproval === true || mcpTools.get(call.name)?.needsApproval === true,
               ...(tool?.local === true ? { local: true } : {}),
             };
           }),

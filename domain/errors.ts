@@ -52,18 +52,26 @@ export class KitError extends Error {
     );
   }
 
+  /** False when an operation of a retryable kind must not run again (a tool call that may have run). */
+  private readonly mayRetry: boolean;
+
   constructor(
     readonly kind: ErrorKind,
     message: string,
     readonly details?: unknown,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryable?: false },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.mayRetry = options?.retryable !== false;
   }
 
-  /** Whether trying the same operation again may succeed (SPEC S2.2). */
+  /**
+   * Whether trying the same operation again may succeed (SPEC S2.2): only `Timeout` and `Integration`
+   * are, and not those made with `retryable: false` (a call that timed out after it was sent may have
+   * taken effect).
+   */
   get retryable(): boolean {
-    return this.kind === ErrorKind.Timeout || this.kind === ErrorKind.Integration;
+    return this.mayRetry && (this.kind === ErrorKind.Timeout || this.kind === ErrorKind.Integration);
   }
 
   /** The form a KitError takes across the Temporal boundary: an ApplicationFailure typed by kind (S2.3). */

@@ -3,6 +3,9 @@ import { jsonBytes } from './bytes';
 import { RunKey } from './capability';
 import { ConversationId, matching, MessageId, NotificationId, RequestId, ThreadId } from './ids';
 
+// The allow-list rules live in their own module; re-exported so existing imports keep working.
+export { allowsTool, allTools, narrowTools } from './tool-allow-list';
+
 /** A thread's lifecycle (SPEC S4.9): pending → running ⇄ idle → completed | failed | cancelled. */
 export const ThreadStatus = z.enum(['pending', 'running', 'idle', 'completed', 'failed', 'cancelled']);
 export type ThreadStatus = z.infer<typeof ThreadStatus>;
@@ -368,21 +371,3 @@ export const RootRunInput = z
   .strict();
 export type RootRunInput = z.infer<typeof RootRunInput>;
 export type RootRunInputShape = z.input<typeof RootRunInput>;
-
-/** `*` in a tool allow-list allows every tool the worker has. */
-export const allTools = '*';
-
-/** Whether an allow-list permits a tool. */
-export const allowsTool = (tools: readonly string[], name: string): boolean =>
-  tools.includes(allTools) || tools.includes(name);
-
-/** A child's tools: what it asks for, intersected with its parent's (SPEC S4.1); its parent's when it asks for nothing. */
-export function narrowTools(
-  parentTools: readonly string[],
-  requested: readonly string[] | undefined,
-): string[] {
-  if (!requested) return [...parentTools];
-  return requested.filter((tool) =>
-    tool === allTools ? parentTools.includes(allTools) : allowsTool(parentTools, tool),
-  );
-}

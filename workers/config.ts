@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { loadCodecKeys } from '../client/codec-keys';
+import { mcpServersFromJson, maxMcpServersJson, type McpServers } from '../activities/mcp-config';
 import { KitError, parseInput } from '../domain/errors';
 import { defaultMaxCachedWorkflows } from './heap-cap';
 
@@ -49,6 +50,13 @@ export const EnvironmentConfig = z.object({
    * SPEC S3.9: the root capability `agents-kit run` printed (64 hex digits), for commands that act on a
    * running root (tree, send, interrupt, shutdown, reconcile, resolve, watch's answers). Secret.
    */
+  /**
+   * SPEC S11.1: the worker's MCP servers, JSON: `{"name": {"command": "…", "args": […], "env": {…},
+   * "cwd": "…"}}` (stdio) or `{"name": {"url": "https://…", "headers": {…}}}` (streamable HTTP), each
+   * with optional `needsApproval`, `approvalTools`, `timeoutMs`, `connectTimeoutMs`. Validated by
+   * {@link loadMcpServers}.
+   */
+  AGENTS_KIT_MCP_SERVERS: z.string().min(1).max(maxMcpServersJson).optional(),
   AGENTS_KIT_CAPABILITY: z
     .string()
     .regex(/^[0-9a-f]{64}$/, 'expected the 64 hex digits of a root capability')
@@ -80,5 +88,15 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
   }
   // Checked here, so a bad key stops a process at start-up rather than at its first payload.
   loadCodecKeys(config);
+  // And a bad MCP server entry before a worker connects, not at its first model call.
+  loadMcpServers(config);
   return config;
+}
+
+/**
+ * The MCP servers of `AGENTS_KIT_MCP_SERVERS` (SPEC S11.1), validated: a Protocol KitError names the
+ * variable and the field (`AGENTS_KIT_MCP_SERVERS: files.command: …`). None when it is unset.
+ */
+export function loadMcpServers(config: Pick<EnvironmentConfig, 'AGENTS_KIT_MCP_SERVERS'>): McpServers {
+  return mcpServersFromJson(config.AGENTS_KIT_MCP_SERVERS);
 }

@@ -6,6 +6,8 @@
  * - {@link createActivities} — the model and tool activities; {@link defineTool} declares a user tool;
  *   {@link createModelProvider} / {@link loadModelConfig} choose the model from configuration;
  *   {@link loadModelPrices} reads the usage ledger's price table (SPEC S11.3).
+ * - {@link createMcpTools} — tools of MCP servers (SPEC S11.1) for `createActivities({ mcp })`;
+ *   {@link loadMcpServers} reads them from `AGENTS_KIT_MCP_SERVERS`.
  * - {@link bundleOptions} — for `bundleWorkflowCode` when you build the workflow bundle yourself.
  * - {@link startDevServer} — the real Temporal dev server (SQLite, Web UI, our search attributes),
  *   for local development and for your own tests.
@@ -32,6 +34,15 @@ export {
 export {
   builtinTools,
   createActivities,
+  createMcpTools,
+  McpServers,
+  McpTools,
+  mcpServersFromJson,
+  parseMcpServers,
+  type McpServerConfig,
+  type McpServerConfigInput,
+  type McpServersInput,
+  type McpTool,
   createModelProvider,
   defineTool,
   loadModelConfig,
@@ -42,7 +53,7 @@ export {
   type ToolDefinition,
 } from '../activities';
 export { ModelConfig } from '../activities/providers';
-export { EnvironmentConfig, loadConfig } from './config';
+export { EnvironmentConfig, loadConfig, loadMcpServers } from './config';
 export { configuredCodec, connectClient, connectWorker } from './connect';
 export { CodecKey, loadCodecKeys } from '../client/codec-keys';
 export { createEncryptionCodec, type EncryptionCodecOptions } from '../client/encryption-codec';

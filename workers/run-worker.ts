@@ -1,6 +1,12 @@
 import type { Worker } from '@temporalio/worker';
-import { createActivities, createModelProvider, loadModelConfig, loadModelPrices } from '../activities';
-import type { EnvironmentConfig } from './config';
+import {
+  createActivities,
+  createMcpTools,
+  createModelProvider,
+  loadModelConfig,
+  loadModelPrices,
+} from '../activities';
+import { loadMcpServers, type EnvironmentConfig } from './config';
 import { createKeylessCodec } from '../client/encryption-codec';
 import { configuredCodec, connectWorker } from './connect';
 import { createAgentWorker, type WorkflowSource } from './create-worker';
@@ -17,8 +23,8 @@ export interface RunWorkerOptions {
 /**
  * Runs one agents-kit worker on the configured Temporal and task queue until it is shut down.
  * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM (in-flight tasks finish first), and then
- * this resolves; the connection is closed either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are
- * encrypted (SPEC S3.9).
+ * this resolves; the connection and the MCP servers' connections (stdio servers stopped) are closed
+ * either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are encrypted (SPEC S3.9).
  */
 export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
   // The model configuration is validated before anything connects (SPEC S8.3).
@@ -26,20 +32,24 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
   const prices = loadModelPrices();
   // Without keys, encrypted payloads fail with an error that says to set them (see connectClient).
   const codec = configuredCodec(config) ?? createKeylessCodec();
+  const mcpServers = loadMcpServers(config);
   const connection = await connectWorker(config);
+  // SPEC S11.1: one pool of MCP connections per worker, opened on first use, closed when it stops.
+  const mcp = Object.keys(mcpServers).length > 0 ? createMcpTools(mcpServers) : undefined;
   try {
     const worker = await createAgentWorker({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.AGENTS_KIT_TASK_QUEUE,
       maxCachedWorkflows: config.AGENTS_KIT_MAX_CACHED_WORKFLOWS,
-      activities: createActivities({ model, prices }),
+      activities: createActivities({ model, prices, ...(mcp ? { mcp } : {}) }),
       ...(workflows ? { workflows } : {}),
       codec,
     });
     onReady?.(worker);
     await worker.run();
   } finally {
+    await mcp?.close();
     await connection.close();
   }
 }
