@@ -136,7 +136,12 @@ describe('the stream reading', () => {
       tools: [],
       abortSignal: new AbortController().signal,
     });
-    expect(answer).toEqual({ text: 'hi', toolCalls: [], tokens: 0 });
+    expect(answer).toEqual({
+      text: 'hi',
+      toolCalls: [],
+      tokens: 0,
+      usage: { inputTokens: 0, outputTokens: 0 },
+    });
     expect(seen.options?.tools).toBeUndefined();
     expect(seen.options?.toolChoice).toBeUndefined();
   });
@@ -321,7 +326,9 @@ describe.each(Object.keys(providers) as (keyof typeof providers)[])('a real %s p
     const { answer, deltas } = await streamed(model());
     expect(server.requests[0]!.body.stream).toBe(true);
     expect(deltas).toEqual(['Rivers ', 'carry ', 'water\n', 'to ', 'the ', 'sea, ', 'slowly.']);
-    expect(answer).toEqual({ text, toolCalls: [], tokens: 42 });
+    expect(answer).toMatchObject({ text, toolCalls: [], tokens: 42 });
+    // The split the server reported, adding up to its total.
+    expect(answer.usage!.inputTokens + answer.usage!.outputTokens).toBe(42);
     expect(server.requests[0]!.tokens).toBe(42);
   });
 
@@ -342,7 +349,9 @@ describe.each(Object.keys(providers) as (keyof typeof providers)[])('a real %s p
         { id: expect.stringMatching(/^call_\d+_1$/), name: 'publish', input: { title: 'Rivers' } },
       ],
       tokens: 7,
+      usage: expect.objectContaining({ inputTokens: expect.any(Number) }),
     });
+    expect(answer.usage!.inputTokens + answer.usage!.outputTokens).toBe(7);
     const offered = server.requests[0]!.body.tools?.map((spec) => spec.function.name);
     expect(offered).toEqual(['word_count', 'publish']);
   });
