@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { GatedToolResult } from '../domain/approval-policy';
 import { KitError } from '../domain/errors';
 import { clipOutput, maxToolOutputChars } from '../domain/transcript';
 import { createModelActivities } from './model';
@@ -28,12 +29,21 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
   return {
     ...createModelActivities({ provider: model, tools, prices: dependencies.prices }),
     /** Runs one tool call of a thread's turn. KitErrors cross to the workflow typed by kind. */
-    async runTool(call: { threadId: string; name: string; input: unknown }): Promise<unknown> {
+    async runTool(call: {
+      threadId: string;
+      name: string;
+      input: unknown;
+      /** SPEC S11.4: run it only when the tool does not declare needsApproval (a GatedToolResult). */
+      unlessNeedsApproval?: true;
+    }): Promise<unknown> {
       try {
+        if (call.unlessNeedsApproval && tools.find((tool) => tool.name === call.name)?.needsApproval)
+          return { type: 'needs-approval' } satisfies GatedToolResult;
         const output = await runRegisteredTool(tools, call.name, call.input);
         // Large outputs are cut here, so they never enter workflow history whole (SPEC S7.5).
         const text = typeof output === 'string' ? output : JSON.stringify(output ?? null);
-        return text.length > maxToolOutputChars ? clipOutput(text) : output;
+        const clipped = text.length > maxToolOutputChars ? clipOutput(text) : output;
+        return call.unlessNeedsApproval ? ({ type: 'ran', output: clipped } satisfies GatedToolResult) : clipped;
       } catch (error) {
         if (KitError.is(error)) throw error.toFailure();
         if (error instanceof ApplicationFailure) throw error;
