@@ -43,7 +43,9 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
         // Large outputs are cut here, so they never enter workflow history whole (SPEC S7.5).
         const text = typeof output === 'string' ? output : JSON.stringify(output ?? null);
         const clipped = text.length > maxToolOutputChars ? clipOutput(text) : output;
-        return call.unlessNeedsApproval ? ({ type: 'ran', output: clipped } satisfies GatedToolResult) : clipped;
+        return call.unlessNeedsApproval
+          ? ({ type: 'ran', output: clipped } satisfies GatedToolResult)
+          : clipped;
       } catch (error) {
         if (KitError.is(error)) throw error.toFailure();
         if (error instanceof ApplicationFailure) throw error;

@@ -90,7 +90,11 @@ export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
  * a tool put in `alwaysAsk` is forgotten from `remembered`.
  */
 export const ApprovalPolicyChange = z
-  .object({ neverAsk: toolList.optional(), alwaysAsk: toolList.optional(), remembered: rememberedList.optional() })
+  .object({
+    neverAsk: toolList.optional(),
+    alwaysAsk: toolList.optional(),
+    remembered: rememberedList.optional(),
+  })
   .strict();
 export type ApprovalPolicyChange = z.infer<typeof ApprovalPolicyChange>;
 
@@ -130,7 +134,9 @@ export function changedPolicy(policy: ApprovalPolicy, rawChange: unknown): Appro
  */
 export function rememberRefusal(policy: ApprovalPolicy, tool: string): KitError | undefined {
   if (!RememberedTool.safeParse(tool).success)
-    return KitError.protocol(`tool: ${JSON.stringify(tool).slice(0, 120)} is not a tool that can be remembered`);
+    return KitError.protocol(
+      `tool: ${JSON.stringify(tool).slice(0, 120)} is not a tool that can be remembered`,
+    );
   if (policy.remembered.includes(tool)) return undefined;
   if (policy.alwaysAsk.includes(tool))
     return new KitError(
@@ -165,9 +171,7 @@ export type PolicyReason = 'never-ask' | 'remembered' | 'not-needed';
  * the tool declares `needsApproval` and the policy does not decide — leave it to that declaration.
  */
 export type ApprovalDecision =
-  | { ask: true; because: AskReason }
-  | { ask: false; because: PolicyReason }
-  | { ask: 'declared' };
+  { ask: true; because: AskReason } | { ask: false; because: PolicyReason } | { ask: 'declared' };
 
 /**
  * SPEC S11.4: whether a call of `tool` waits for a person. `declared` is the tool's `needsApproval`

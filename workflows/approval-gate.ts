@@ -27,7 +27,8 @@ export interface GatedCall {
  * call whose `declared` was unknown and that the policy does not decide — the tool's own
  * `needsApproval` decides (the kernel asks again once it knows it).
  */
-export type ApprovalVerdict = { approved: true } | { approved: false; reason: string } | { approved: 'declared' };
+export type ApprovalVerdict =
+  { approved: true } | { approved: false; reason: string } | { approved: 'declared' };
 
 /** The gate as a kernel sees it (TurnContext.approval). */
 export interface ToolApproval {
@@ -96,7 +97,8 @@ export class ApprovalGate implements ToolApproval {
     if (decision.ask === false) return { approved: true };
     if (decision.ask === 'declared') return { approved: 'declared' };
     const thread = this.ports.thread();
-    const why = decision.because === 'always-ask' ? ` (the approval policy always asks for ${call.name})` : '';
+    const why =
+      decision.because === 'always-ask' ? ` (the approval policy always asks for ${call.name})` : '';
     let requestId: string | undefined;
     const { answer, by } = await (async () => {
       try {
@@ -178,6 +180,7 @@ export async function runGatedTool(
     if (first.type === 'ran') return first.output;
     verdict = await approval.check({ name, input, declared: true });
   }
-  if (verdict.approved !== true) return deniedOutput(verdict.approved === false ? verdict.reason : 'no approval');
+  if (verdict.approved !== true)
+    return deniedOutput(verdict.approved === false ? verdict.reason : 'no approval');
   return context.runTool(name, input);
 }

@@ -174,8 +174,16 @@ export class ModelKernel implements Kernel {
  */
 async function deniedReason(call: ToolCall, context: TurnContext): Promise<string | undefined> {
   if (context.approval) {
-    const verdict = await context.approval.check({ name: call.name, input: call.input, declared: call.needsApproval });
-    return verdict.approved === true ? undefined : verdict.approved === false ? verdict.reason : 'no approval';
+    const verdict = await context.approval.check({
+      name: call.name,
+      input: call.input,
+      declared: call.needsApproval,
+    });
+    return verdict.approved === true
+      ? undefined
+      : verdict.approved === false
+        ? verdict.reason
+        : 'no approval';
   }
   if (!call.needsApproval) return undefined;
   const answer = await context.ask({

@@ -94,7 +94,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         self: rootCapability(input.runKey, state.rootId),
         rootGate: () => gate,
         liveThreads: () =>
-          state.threads().flatMap((thread) => (thread.id === state.rootId || isTerminal(thread.status) ? [] : [thread.id])),
+          state
+            .threads()
+            .flatMap((thread) =>
+              thread.id === state.rootId || isTerminal(thread.status) ? [] : [thread.id],
+            ),
         signalThread: (threadId, signal) => host.signalThread(threadId, signal),
         budget: answers,
       })
