@@ -28,6 +28,10 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
   const model = dependencies.model ?? createModelProvider({ AGENTS_KIT_MODEL_PROVIDER: 'scripted' });
   return {
     ...createModelActivities({ provider: model, tools, prices: dependencies.prices }),
+    /** SPEC S11.4: whether the worker's tool `name` declares needsApproval (false for a tool it does not have). */
+    async toolNeedsApproval(call: { name: string }): Promise<boolean> {
+      return tools.find((tool) => tool.name === call.name)?.needsApproval === true;
+    },
     /** Runs one tool call of a thread's turn. KitErrors cross to the workflow typed by kind. */
     async runTool(call: {
       threadId: string;

@@ -1,4 +1,5 @@
-import { log, setHandler } from '@temporalio/workflow';
+import { log, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
 import {
   ApprovalPolicy,
   ApprovalPolicyPush,
@@ -14,6 +15,12 @@ import type { AgentThread } from '../domain/schemas';
 import type { TurnContext } from './kernel';
 import type { ThreadAuthority } from './thread-authority';
 import type { ThreadConversation } from './thread-conversation';
+
+/** Whether a tool declares needsApproval: only the worker knows (a local activity, no task round trip). */
+const { toolNeedsApproval } = proxyLocalActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5 },
+});
 
 /** A tool call at the gate; `declared` is the tool's `needsApproval`, undefined when the kernel does not know it. */
 export interface GatedCall {
@@ -52,7 +59,7 @@ export const deniedOutput = (reason: string) => ({
 export class ApprovalGate implements ToolApproval {
   private current: ApprovalPolicy;
   /** Approvals waiting for a person: request id → the call. */
-  private readonly waiting = new Map<string, { tool: string; declared: boolean | undefined }>();
+  private readonly waiting = new Map<string, { tool: string; declared: boolean }>();
 
   constructor(
     policy: ApprovalPolicy,
@@ -93,9 +100,15 @@ export class ApprovalGate implements ToolApproval {
   }
 
   async check(call: GatedCall): Promise<ApprovalVerdict> {
-    const decision = decideApproval(this.current, call.name, call.declared);
+    let decision = decideApproval(this.current, call.name, call.declared);
+    let declared = call.declared;
+    if (decision.ask === true && declared === undefined) {
+      // Asked for by the policy alone: what the tool declares decides once the policy stops asking.
+      declared = await toolNeedsApproval({ name: call.name });
+      decision = decideApproval(this.current, call.name, declared);
+    }
     if (decision.ask === false) return { approved: true };
-    if (decision.ask === 'declared') return { approved: 'declared' };
+    if (decision.ask === 'declared' || declared === undefined) return { approved: 'declared' };
     const thread = this.ports.thread();
     const why =
       decision.because === 'always-ask' ? ` (the approval policy always asks for ${call.name})` : '';
@@ -110,7 +123,7 @@ export class ApprovalGate implements ToolApproval {
           },
           (raised) => {
             requestId = raised;
-            this.waiting.set(raised, { tool: call.name, declared: call.declared });
+            this.waiting.set(raised, { tool: call.name, declared });
           },
         );
       } finally {

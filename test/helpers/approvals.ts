@@ -7,6 +7,20 @@ import type { ThreadService } from '../../client/thread-service';
 import { defineTool } from '../../activities';
 import type { ConversationNotification, KernelSpec, ScriptStepShape } from '../../domain/schemas';
 
+/** Waits until the workflow of `threadId` has received `count` policy pushes from its root (SPEC S11.4). */
+export async function untilPolicyPushes(client: Client, threadId: string, count: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { events } = await client.workflow.getHandle(threadId).fetchHistory();
+    const pushes = (events ?? []).filter(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'approval-policy-changed',
+    ).length;
+    if (pushes >= count) return;
+    if (Date.now() > deadline) throw new Error(`${threadId} received ${pushes} of ${count} policy pushes`);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
 /** A tool that needs approval; `runs` lists the targets it shipped, in order. */
 export function shipTool() {
   const runs: string[] = [];

@@ -6,7 +6,7 @@ import { conversationSummary, resolveNotification } from '../../client/conversat
 import { createActivities } from '../../activities';
 import { ErrorKind } from '../../domain/errors';
 import type { AgentThread } from '../../domain/schemas';
-import { RootInbox, scripted, shipStep, shipTool } from '../helpers/approvals';
+import { RootInbox, scripted, shipStep, shipTool, untilPolicyPushes } from '../helpers/approvals';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -262,5 +262,36 @@ test('a grandchild spawned after a change inherits it: its never-ask call runs, 
   await resolveNotification(temporal.client, interaction, approve, { capability: service.rootCapability });
   expect(await resultOf(service, parent)).toBe('asked');
   expect(inbox.interactions).toHaveLength(1);
+  await inbox.close();
+});
+
+test('no longer always-ask: a waiting call of a tool that needs no approval is released, one that declares it still waits', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    approvalPolicy: { alwaysAsk: ['echo', 'ship'] },
+  });
+  const inbox = await RootInbox.open(temporal.client, service, taskQueue);
+  const root = service.rootControls();
+  const echoer = await root.spawn({
+    name: 'echoer',
+    task: 'echo',
+    kernel: scripted([{ type: 'tool', tool: 'echo', input: 'released' }]),
+  });
+  const shipper = await root.spawn({
+    name: 'shipper',
+    task: 'ship',
+    kernel: scripted([shipStep('still-asks')]),
+  });
+  const echoCall = await inbox.interaction(echoer.id);
+  const shipCall = await inbox.interaction(shipper.id);
+  await service.setApprovalPolicy({ alwaysAsk: [] });
+  expect(await resultOf(service, echoer)).toBe('released');
+  expect((await inbox.settlement(echoCall.body.requestId)).body).toMatchObject({
+    detail: expect.stringContaining('by the approval policy (not-needed)'),
+  });
+  // Ship declares needsApproval itself: a person still answers it (the push has reached it, the call waits).
+  await untilPolicyPushes(temporal.client, shipper.id, 1);
+  expect((await service.rootControls().loadThread(shipper.id))?.status).toBe('running');
+  await resolveNotification(temporal.client, shipCall, approve, { capability: service.rootCapability });
+  expect(await resultOf(service, shipper)).toBe('shipped still-asks');
   await inbox.close();
 });
