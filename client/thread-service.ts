@@ -277,7 +277,7 @@ export class ThreadService {
    * await service.setApprovalPolicy({ neverAsk: ['word_count'], alwaysAsk: ['deploy'] });
    * await service.setApprovalPolicy({ remembered: [] }); // forget every "always allow"
    */
-  setApprovalPolicy(change: ApprovalPolicyChange): Promise<ApprovalPolicy> {
+  async setApprovalPolicy(change: ApprovalPolicyChange): Promise<ApprovalPolicy> {
     const parsed = parseInput(ApprovalPolicyChange, change, 'approval policy change');
     return executeUpdate(
       this.handle,

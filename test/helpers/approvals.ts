@@ -7,14 +7,24 @@ import type { ThreadService } from '../../client/thread-service';
 import { defineTool } from '../../activities';
 import type { ConversationNotification, KernelSpec, ScriptStepShape } from '../../domain/schemas';
 
-/** Waits until the workflow of `threadId` has received `count` policy pushes from its root (SPEC S11.4). */
+/** Policy pushes the workflow of `threadId` received from its root (SPEC S11.4), in all its runs. */
+export async function policyPushes(client: Client, threadId: string): Promise<number> {
+  let pushes = 0;
+  for (let runId: string | undefined = undefined; ;) {
+    const { events } = await client.workflow.getHandle(threadId, runId).fetchHistory();
+    pushes += (events ?? []).filter(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'approval-policy-changed',
+    ).length;
+    runId = events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+    if (!runId) return pushes;
+  }
+}
+
+/** Waits until the workflow of `threadId` has received `count` policy pushes, in all its runs. */
 export async function untilPolicyPushes(client: Client, threadId: string, count: number): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const { events } = await client.workflow.getHandle(threadId).fetchHistory();
-    const pushes = (events ?? []).filter(
-      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'approval-policy-changed',
-    ).length;
+    const pushes = await policyPushes(client, threadId);
     if (pushes >= count) return;
     if (Date.now() > deadline) throw new Error(`${threadId} received ${pushes} of ${count} policy pushes`);
     await new Promise((done) => setTimeout(done, 200));
