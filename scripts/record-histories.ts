@@ -4,7 +4,8 @@
 // workflow run's history to test/fixtures/histories/v1-<name>.json; test/workflows/replay.test.ts
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
 // replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>` and
-// `--live` (live output, scripts/record-live-output.ts) add runs beside them and delete nothing.
+// `--live` (live output, scripts/record-live-output.ts) and `--approval` (the approval policy,
+// scripts/record-approval-policy.ts) add runs beside them and delete nothing.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +29,7 @@ import { createAgentWorker } from '../workers/create-worker';
 import { startDevServer, defaultDataDir } from '../workers/dev-server';
 import { holdsLiveOutput, takesPatch, writeHistories } from './write-histories';
 import { liveOutputModel, recordLiveOutput } from './record-live-output';
+import { recordApprovalPolicy } from './record-approval-policy';
 import { slowTool } from '../test/helpers/tools';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
@@ -368,16 +370,22 @@ async function main(): Promise<void> {
     const addAt = process.argv.indexOf('--add');
     const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
     const live = process.argv.includes('--live');
+    // `--approval`: only the approval-policy scenario, every run of it added beside the others.
+    const approval = process.argv.includes('--approval');
     if (addAt >= 0 && !/^[A-Za-z][A-Za-z0-9-]*$/.test(added ?? ''))
       throw new Error(`--add needs a patch id from workflows/patches.ts, got ${added}`);
-    if (live && added) throw new Error('--live and --add record different runs: pass one');
+    if ([live, added, approval].filter(Boolean).length > 1)
+      throw new Error('--live, --add and --approval record different runs: pass one');
     const scenarios = live
       ? [recordLiveOutput]
-      : [recordRootRun, recordConversation, recordPagedConversation];
+      : approval
+        ? [recordApprovalPolicy]
+        : [recordRootRun, recordConversation, recordPagedConversation];
     for (const record of scenarios) await record(client, taskQueue);
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
     if (live) await writeHistories(client, 'live-output', { takes: holdsLiveOutput, withSenders: true });
+    else if (approval) await writeHistories(client, 'approvalPolicy', { takes: () => true });
     else if (added) await writeHistories(client, added, { takes: takesPatch(added) });
     else await writeHistories(client, 'v1');
   } finally {
