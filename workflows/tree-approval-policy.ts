@@ -74,17 +74,42 @@ export class TreeApprovalPolicy {
   private publish(policy: ApprovalPolicy): void {
     this.current = policy;
     this.ports.rootGate()?.apply(policy);
-    for (const threadId of this.ports.liveThreads()) {
+    // A thread already owed a push gets one (the newest); one whose push is on its way, another.
+    for (const threadId of this.ports.liveThreads()) this.due.add(threadId);
+    this.pump();
+  }
+
+  /** Threads owed the newest policy, in order, and how many pushes are on their way. */
+  private readonly due = new Set<string>();
+  private inFlight = 0;
+
+  /**
+   * Sends the pushes owed, at most {@link maxPushesInFlight} at a time (Temporal fails a workflow's task
+   * past 2,000 signals it has sent and not yet seen delivered); each sends the newest policy when it
+   * goes, so a thread owed several changes while the pushes queue gets them in one.
+   */
+  private pump(): void {
+    for (const threadId of this.due) {
+      if (this.inFlight >= maxPushesInFlight) return;
+      this.due.delete(threadId);
+      this.inFlight++;
       this.ports.signalThread(threadId, async (handle) => {
-        // The newest when it goes: a thread takes only a version newer than its own.
-        const push = { from: this.ports.self, policy: this.current };
-        const later = this.ports.budget.take(jsonBytes(push));
-        if (later) await later;
-        await handle.signal(approvalPolicySignal, push);
+        try {
+          const push = { from: this.ports.self, policy: this.current };
+          const later = this.ports.budget.take(jsonBytes(push));
+          if (later) await later;
+          await handle.signal(approvalPolicySignal, push);
+        } finally {
+          this.inFlight--;
+          this.pump();
+        }
       });
     }
   }
 }
+
+/** Policy pushes a root run has on their way at once. */
+export const maxPushesInFlight = 500;
 
 /** The run's policy, or Unsupported for a run attached without one. */
 export function policyOrRefusal(policy: TreeApprovalPolicy | undefined): TreeApprovalPolicy {
