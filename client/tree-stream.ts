@@ -1,12 +1,13 @@
 import type { Client } from '@temporalio/client';
 import { setMaxListeners } from 'node:events';
-import { capabilityRefusal, type Capability } from '../domain/capability';
+import { capabilityRefusal, rootCapability, type Capability } from '../domain/capability';
 import type { InteractionResolution } from '../domain/conversation-schemas';
 import { ErrorKind, KitError } from '../domain/errors';
 import { parseId, relatedId, type ThreadId } from '../domain/ids';
 import { LiveOutput, type LiveCallId, type LiveEnd } from '../domain/live-output';
 import type { NotificationBody } from '../domain/schemas';
 import { tailHistory, type HistoryEvent, type HistoryPosition } from './history-tail';
+import { watchOutput } from './live-output';
 import { conversationEventsOf, exists, type Reading } from './tree-conversation';
 import { mailboxEventsOf, type MailboxReading } from './tree-mailbox';
 
@@ -92,6 +93,12 @@ export interface StreamTreeOptions {
   rootPath?: string;
   /** A cursor from an earlier event: the stream goes on after it. */
   after?: string;
+  /**
+   * Also watch every thread the stream follows (SPEC S10.1), so what their model calls generate streams
+   * into it as `output` events. Off by default: a model call streams only while someone watches, and
+   * each watch's long-poll is an update (a billable action per poll, at most one per 25 s per thread).
+   */
+  output?: boolean;
   signal: AbortSignal;
 }
 
@@ -148,6 +155,23 @@ export async function* streamTree(
   const rootId = parseId('thread', rootThreadId, 'rootThreadId');
   // Each open history's poll listens to the signal while it waits: two per thread, not a leak.
   setMaxListeners(0, options.signal);
+  // Watchers (`output`) stop with the stream, however it ends.
+  const watching = new AbortController();
+  setMaxListeners(0, watching.signal);
+  options.signal.addEventListener('abort', () => watching.abort(), { once: true });
+  try {
+    yield* ordered(client, rootId, options, watching.signal);
+  } finally {
+    watching.abort();
+  }
+}
+
+async function* ordered(
+  client: Client,
+  rootId: ThreadId,
+  options: StreamTreeOptions,
+  watching: AbortSignal,
+): AsyncGenerator<TreeEvent> {
   const top = options.threadId ? parseId('thread', options.threadId, 'threadId') : rootId;
   const cursor = parseCursor(options.after, top, options.rootPath ?? '/root');
   const sends = new Set(cursor.sends);
@@ -226,6 +250,7 @@ export async function* streamTree(
 
   const follow = (threadId: ThreadId) => {
     if (queues.has(`${threadId}|conversation`)) return;
+    if (options.output) watch(threadId);
     const reading: Reading = {
       proven: (from): from is Capability =>
         capabilityRefusal(options.runKey, rootId, from) === undefined &&
@@ -256,6 +281,14 @@ export async function* streamTree(
         return events.length > 0 ? Math.min(...events) : undefined;
       },
     );
+  };
+
+  /** Watches a thread's output: its flushes reach its conversation's history, read above. */
+  const watch = (threadId: ThreadId) => {
+    const capability = rootCapability(options.runKey, rootId);
+    void (async () => {
+      for await (const event of watchOutput(client, threadId, { capability, signal: watching })) void event;
+    })().catch(() => undefined);
   };
 
   /** The oldest head of a queue that may go now: a receipt only once its send has gone. */

@@ -6,9 +6,10 @@ import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { dataDir, projectRoot } from './helpers/paths';
 import { startDevServer, type DevServer } from '../workers/dev-server';
 import { bundleOptions } from '../workers/create-worker';
+import { startCluster, type Cluster } from './helpers/cluster';
 
 declare global {
-  var agentsKitTestServer: DevServer | undefined;
+  var agentsKitTestServer: DevServer | Cluster | undefined;
 }
 
 /** One real Temporal dev server and one workflow bundle for the whole jest run. */
@@ -21,11 +22,14 @@ export default async function globalSetup(): Promise<void> {
   if (build.status !== 0) throw new Error(`building dist/ failed (exit ${build.status})`);
   const runDir = join(dataDir, `test-${process.pid}`);
   mkdirSync(runDir, { recursive: true });
-  const server = await startDevServer({
-    dbFile: join(runDir, 'temporal.sqlite'),
-    headless: true,
-    searchAttributes: searchAttributeRegistrations,
-  });
+  // `npm run test:cluster`: the production-shaped server (PostgreSQL, 4 history shards) instead.
+  const server = process.env.AGENTS_KIT_TEST_CLUSTER
+    ? await startCluster()
+    : await startDevServer({
+        dbFile: join(runDir, 'temporal.sqlite'),
+        headless: true,
+        searchAttributes: searchAttributeRegistrations,
+      });
   globalThis.agentsKitTestServer = server;
   const bundle = await bundleWorkflowCode({ ...bundleOptions, logger: quietLogger });
   const bundlePath = join(runDir, 'workflow-bundle.js');

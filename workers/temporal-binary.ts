@@ -50,31 +50,48 @@ export function findTemporalBinary(): string | undefined {
  * `go install` from {@link temporalCliModule} (about 4 minutes; progress is printed while Go works).
  */
 export async function ensureTemporalBinary(): Promise<string> {
-  const found = findTemporalBinary();
-  if (found) return found;
+  return findTemporalBinary() ?? goInstall(temporalCliModule, 'temporal', 'the Temporal dev server');
+}
+
+/**
+ * The binary `name` that `go install module` puts in Go's bin folder: the one there if it runs, else
+ * built once (`what` says what it is, for the progress lines printed while Go works).
+ */
+export async function ensureGoBinary(module: string, name: string, what: string): Promise<string> {
+  const go = goBinary();
+  const binDir = go && goBinDir(go);
+  const existing = binDir ? join(binDir, name) : undefined;
+  if (existing && existsSync(existing)) return existing;
+  return goInstall(module, name, what);
+}
+
+async function goInstall(module: string, name: string, what: string): Promise<string> {
   const go = goBinary();
   if (!go) {
     throw new Error(
-      'no temporal binary found and Go is not installed: install Go (https://go.dev) or set TEMPORAL_CLI_PATH',
+      `no ${name} binary found and Go is not installed: install Go (https://go.dev)${name === 'temporal' ? ' or set TEMPORAL_CLI_PATH' : ''}`,
     );
   }
-  log(`building the Temporal dev server: go install ${temporalCliModule}`);
-  log('this happens once per machine (about 4 minutes; later runs reuse the binary)');
+  log(`building ${what}: go install ${module}`);
+  log('this happens once per machine (a few minutes; later runs reuse the binary)');
   const started = Date.now();
-  const child = spawn(go, ['install', temporalCliModule], {
+  const child = spawn(go, ['install', module], {
     env: { ...process.env, CGO_ENABLED: '0' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const ticker = setInterval(
-    () => log(`still building the temporal binary (${Math.round((Date.now() - started) / 1000)} s)…`),
+    () => log(`still building the ${name} binary (${Math.round((Date.now() - started) / 1000)} s)…`),
     20_000,
   );
   const code = await new Promise<number | null>((done) => child.on('exit', (status) => done(status)));
   clearInterval(ticker);
-  if (code !== 0) throw new Error(`go install ${temporalCliModule} failed with exit code ${code}`);
+  if (code !== 0) throw new Error(`go install ${module} failed with exit code ${code}`);
   const binDir = goBinDir(go);
-  const built = binDir ? join(binDir, 'temporal') : undefined;
-  if (!isExecutable(built)) throw new Error(`go install succeeded but ${built ?? 'its binary'} does not run`);
+  const built = binDir ? join(binDir, name) : undefined;
+  if (!built || !existsSync(built))
+    throw new Error(`go install succeeded but ${built ?? 'its binary'} is not there`);
+  if (name === 'temporal' && !isExecutable(built))
+    throw new Error(`go install succeeded but ${built} does not run`);
   log(`built ${built} in ${Math.round((Date.now() - started) / 1000)} s`);
   return built;
 }

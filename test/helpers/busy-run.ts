@@ -28,7 +28,7 @@ export interface BusyRunOptions {
   /** How many faults to inject while the run is busy. */
   faults: number;
   /** Injects one fault (kill and restart a worker, restart the server) and resolves when it has recovered. */
-  fault: (index: number) => Promise<void>;
+  fault: (index: number, rootThreadId: string) => Promise<void>;
   /** Called once everything is quiet, before the final observations, to let the caller ensure a worker runs. */
   settle?: () => Promise<void>;
 }
@@ -197,7 +197,7 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
       const wait = Math.floor(random() * 400);
       const which = faultsDone++;
       log.push({ type: 'fault', what: `fault ${which} after ${wait} ms`, at: Date.now() - started });
-      pendingFault = pendingFault.then(() => delay(wait)).then(() => options.fault(which));
+      pendingFault = pendingFault.then(() => delay(wait)).then(() => options.fault(which, service.rootThreadId));
     }
     const recipient = recipients[index % 2]!;
     const content = `m${index}`;

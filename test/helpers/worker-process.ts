@@ -35,6 +35,11 @@ export class WorkerProcess {
     });
   }
 
+  /** The running process's id (its worker's default identity is `<pid>@<host>`). */
+  get pid(): number | undefined {
+    return this.alive ? this.child!.pid : undefined;
+  }
+
   /** Whether the worker process is still running. */
   get alive(): boolean {
     return Boolean(this.child && this.child.exitCode === null && this.child.signalCode === null);
