@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { GatedToolResult } from '../domain/approval-policy';
 import { KitError } from '../domain/errors';
 import { clipOutput, maxToolOutputChars } from '../domain/transcript';
 import { Context } from '@temporalio/activity';
@@ -51,17 +52,37 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
         { fields: ['tools'] },
       );
   }
+  /** SPEC S11.4: whether tool `name` declares needsApproval (an MCP tool: by the worker's MCP config). */
+  const toolNeedsApproval = async (name: string, threadId = ''): Promise<boolean> =>
+    mcp?.owns(name)
+      ? mcp.needsApproval(name, threadId, Context.current().cancellationSignal)
+      : tools.find((tool) => tool.name === name)?.needsApproval === true;
   return {
     ...createModelActivities({ provider: model, tools, prices: dependencies.prices, mcp }),
+    /** SPEC S11.4: whether the worker's tool `name` declares needsApproval (false for a tool it does not have). */
+    async toolNeedsApproval(call: { name: string; threadId?: string }): Promise<boolean> {
+      return toolNeedsApproval(call.name, call.threadId);
+    },
     /** Runs one tool call of a thread's turn. KitErrors cross to the workflow typed by kind. */
-    async runTool(call: { threadId: string; name: string; input: unknown }): Promise<unknown> {
+    async runTool(call: {
+      threadId: string;
+      name: string;
+      input: unknown;
+      /** SPEC S11.4: run it only when the tool does not declare needsApproval (a GatedToolResult). */
+      unlessNeedsApproval?: true;
+    }): Promise<unknown> {
       try {
+        if (call.unlessNeedsApproval && (await toolNeedsApproval(call.name, call.threadId)))
+          return { type: 'needs-approval' } satisfies GatedToolResult;
         const output = mcp?.owns(call.name)
           ? await runMcpTool(mcp, call)
           : await runRegisteredTool(tools, call.name, call.input);
         // Large outputs are cut here, so they never enter workflow history whole (SPEC S7.5).
         const text = typeof output === 'string' ? output : JSON.stringify(output ?? null);
-        return text.length > maxToolOutputChars ? clipOutput(text) : output;
+        const clipped = text.length > maxToolOutputChars ? clipOutput(text) : output;
+        return call.unlessNeedsApproval
+          ? ({ type: 'ran', output: clipped } satisfies GatedToolResult)
+          : clipped;
       } catch (error) {
         if (KitError.is(error)) throw error.toFailure();
         if (error instanceof ApplicationFailure) throw error;

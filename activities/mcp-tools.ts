@@ -163,6 +163,19 @@ export class McpTools {
     return text;
   }
 
+  /**
+   * SPEC S11.4: whether MCP tool `name` needs approval by the worker's configuration (the server's
+   * `needsApproval`, or the tool in its `approvalTools`), from the list last read of its server.
+   */
+  async needsApproval(name: string, threadId: string, signal: AbortSignal): Promise<boolean> {
+    const server = mcpServerOf(name);
+    const config = server === undefined ? undefined : this.pool.config(server);
+    if (!config) return false;
+    if (config.needsApproval) return true;
+    if (config.approvalTools.length === 0) return false;
+    return (await this.find(server!, name, threadId, signal)).needsApproval;
+  }
+
   /** Closes every connection (stopping stdio servers); calls after this fail with `Closed`. */
   async close(): Promise<void> {
     this.closing.abort(new KitError(ErrorKind.Closed, 'the MCP tools of this worker are closed'));

@@ -35,6 +35,13 @@ export {
   type ConversationStartOptions,
   type InteractionTarget,
 } from './conversations';
+export {
+  ApprovalPolicy,
+  ApprovalPolicyChange,
+  InitialApprovalPolicy,
+  maxPolicyBytes,
+  maxPolicyTools,
+} from '../domain/approval-policy';
 export { toKitError } from './errors';
 export { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
 export { streamTree, type StreamTreeOptions, type TreeEvent, type TreeEventBody } from './tree-stream';

@@ -5,6 +5,12 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  ApprovalPolicyChange,
+  initialApprovalPolicy,
+  type ApprovalPolicy,
+  type InitialApprovalPolicy,
+} from '../domain/approval-policy';
 import { attachRefusal } from '../domain/attach-rules';
 import { mintCapability, rootCapability, RunKey, type Capability } from '../domain/capability';
 import {
@@ -17,8 +23,10 @@ import {
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
+  approvalPolicyQuery,
   completeRootUpdate,
   reconcileUpdate,
+  setApprovalPolicyUpdate,
   shutdownUpdate,
   threadQuery,
   revokeGrantUpdate,
@@ -63,6 +71,11 @@ export interface AttachOptions {
   shutdownGraceMs?: number;
   /** History length at which the run's workflows continue-as-new (default 4000 events). */
   continueAsNewAfterEvents?: number;
+  /**
+   * SPEC S11.4: the tree's approval policy to start with: tools that never ask (even if they declare
+   * `needsApproval`) and tools that always do. Changeable later with {@link ThreadService.setApprovalPolicy}.
+   */
+  approvalPolicy?: InitialApprovalPolicy;
 }
 
 /** Counters of a root run, read from its durable state. */
@@ -118,6 +131,7 @@ export class ThreadService {
       );
     }
     const taskQueue = parseInput(RootRunInput.shape.taskQueue, options.taskQueue, 'taskQueue');
+    const approvalPolicy = initialApprovalPolicy(options.approvalPolicy);
     const runKey = randomBytes(32).toString('hex');
     try {
       const handle = await client.workflow.start<typeof rootRunWorkflow>('rootRunWorkflow', {
@@ -136,6 +150,8 @@ export class ThreadService {
             continueAsNewAfterEvents: options.continueAsNewAfterEvents,
             // SPEC S11.3: every model call of the tree holds its reservation before it starts.
             usageLedger: true,
+            // SPEC S11.4: every kernel's tool calls pass the tree's approval gate.
+            approvalPolicy,
           },
         ],
         typedSearchAttributes: [
@@ -249,6 +265,33 @@ export class ThreadService {
    */
   async usage(): Promise<UsageReport> {
     return usageReport(this.client, this.rootThreadId, await this.snapshot());
+  }
+
+  /**
+   * SPEC S11.4: changes the tree's approval policy while it runs (each list given replaces the current
+   * one). Every live thread gets it, and an approval waiting for a tool it now lets through is released
+   * (settled as answered by the policy). Answers the new policy; a malformed or too large change is a
+   * Protocol error and changes nothing.
+   *
+   * @example
+   * await service.setApprovalPolicy({ neverAsk: ['word_count'], alwaysAsk: ['deploy'] });
+   * await service.setApprovalPolicy({ remembered: [] }); // forget every "always allow"
+   */
+  async setApprovalPolicy(change: ApprovalPolicyChange): Promise<ApprovalPolicy> {
+    const parsed = parseInput(ApprovalPolicyChange, change, 'approval policy change');
+    return executeUpdate(
+      this.handle,
+      setApprovalPolicyUpdate,
+      [this.rootCapability, parsed],
+      'setApprovalPolicy',
+    );
+  }
+
+  /** SPEC S11.4: the tree's approval policy as the root run has it now. */
+  async approvalPolicy(): Promise<ApprovalPolicy> {
+    return unwrapAnswer(
+      await kitCall('approvalPolicy', () => this.handle.query(approvalPolicyQuery, this.rootCapability)),
+    );
   }
 
   /** Live threads, lifetime spawns and tokens used, as the root run counts them. */

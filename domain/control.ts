@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApprovalPolicy } from './approval-policy';
 import { UsageLedger } from './usage';
 import { Capability, RunKey } from './capability';
 import { ErrorKind, isErrorKind, KitError } from './errors';
@@ -180,6 +181,11 @@ export const AgentInput = z
     allowance: z.number().int().min(0).max(1e9).optional(),
     /** SPEC S11.3: the root's `usageLedger` feature, passed on to every thread (workflows/patches.ts). */
     usageLedger: z.literal(true).optional(),
+    /**
+     * SPEC S11.4: the tree's approval policy as the thread has it (the newest it was given); its presence
+     * turns on the one approval gate of every kernel (workflows/patches.ts).
+     */
+    approvalPolicy: ApprovalPolicy.optional(),
     resume: AgentResume.optional(),
   })
   .strict();

@@ -8,9 +8,11 @@ export function auditOf(resolution: InteractionResolution): NotificationBody {
     answer.type === 'approval'
       ? `${answer.approved ? 'approved' : 'denied'}${answer.reason ? `: ${answer.reason.slice(0, 500)}` : ''}`
       : `answered: ${answer.text.slice(0, 500)}`;
-  const who = resolvedBy
-    ? ` by ${resolvedBy.threadId}${resolvedBy.name ? ` (${resolvedBy.name})` : ''}`
-    : ' (nobody answered in time)';
+  const who = resolution.byPolicy
+    ? ` by the approval policy (${resolution.byPolicy})`
+    : resolvedBy
+      ? ` by ${resolvedBy.threadId}${resolvedBy.name ? ` (${resolvedBy.name})` : ''}${answer.type === 'approval' && answer.remember ? ', remembered for the run' : ''}`
+      : ' (nobody answered in time)';
   return {
     type: 'status',
     event: 'interaction-resolved',

@@ -11,6 +11,11 @@ export const InteractionAnswer = z.discriminatedUnion('type', [
       type: z.literal('approval'),
       approved: z.boolean(),
       reason: z.string().max(10_000).optional(),
+      /**
+       * SPEC S11.4: "always allow": later calls of this tool anywhere in the tree run without asking,
+       * and those waiting are released. Only with `approved: true`, for a tool call, by the root's capability.
+       */
+      remember: z.literal(true).optional(),
     })
     .strict(),
   z.object({ type: z.literal('question'), text: z.string().min(1).max(100_000) }).strict(),
@@ -20,7 +25,11 @@ export type InteractionAnswer = z.infer<typeof InteractionAnswer>;
 /** Whether two answers say the same (a repeated resolve with it is idempotent). */
 export function sameAnswer(left: InteractionAnswer, right: InteractionAnswer): boolean {
   if (left.type === 'approval' && right.type === 'approval') {
-    return left.approved === right.approved && (left.reason ?? null) === (right.reason ?? null);
+    return (
+      left.approved === right.approved &&
+      (left.reason ?? null) === (right.reason ?? null) &&
+      left.remember === right.remember
+    );
   }
   if (left.type === 'question' && right.type === 'question') return left.text === right.text;
   return false;
@@ -151,6 +160,8 @@ export const InteractionResolution = z
     resolvedAt: z.string().max(100),
     /** Who gave the answer; absent when nobody did (it timed out as denied). */
     resolvedBy: Resolver.optional(),
+    /** SPEC S11.4: nobody answered; the tree's approval policy let the call through, for this reason. */
+    byPolicy: z.enum(['never-ask', 'remembered', 'not-needed']).optional(),
   })
   .strict();
 export type InteractionResolution = z.infer<typeof InteractionResolution>;

@@ -13,6 +13,7 @@ import type {
   WaitRequest,
   WaitResult,
 } from './control';
+import type { ApprovalPolicy, ApprovalPolicyChange, ApprovalPolicyPush } from './approval-policy';
 import type { Capability } from './capability';
 import type { InteractionResolution, ResolveInteractionRequest } from './conversation-schemas';
 import type {
@@ -127,3 +128,15 @@ export interface UsageView {
   tree?: UsageLedger;
 }
 export const usageQuery = defineQuery<UsageView>('usage');
+
+/**
+ * SPEC S11.4: change the tree's approval policy (root capability only); answers with the new policy,
+ * which every live thread gets too, its waiting approvals re-evaluated.
+ */
+export const setApprovalPolicyUpdate = defineUpdate<ApprovalPolicy, [Capability, ApprovalPolicyChange]>(
+  'set-approval-policy',
+);
+/** SPEC S11.4: the tree's approval policy as the root run has it (any proven capability of the tree). */
+export const approvalPolicyQuery = defineQuery<QueryAnswer<ApprovalPolicy>, [Capability]>('approval-policy');
+/** Root run → a live thread: the tree's newest approval policy, proven by the root. */
+export const approvalPolicySignal = defineSignal<[ApprovalPolicyPush]>('approval-policy-changed');

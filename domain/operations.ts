@@ -8,8 +8,11 @@ import {
   waitAgentsTool,
   type AgentToolDefinition,
 } from './agent-tools';
+import type { ApprovalPolicy } from './approval-policy';
+import { Capability } from './capability';
 import { InteractionResolution, ResolveInteractionRequest } from './conversation-schemas';
 import { ThreadId } from './ids';
+import { ToolName } from './tool-names';
 import {
   AgentThread,
   InterAgentMessage,
@@ -128,6 +131,12 @@ export const controlOperations = {
       need: z.number().int().min(1).max(1e9).optional(),
     },
   },
+  /**
+   * SPEC S11.4: a thread's interaction was approved with `remember: true` by `by`, which must be the
+   * root's capability (a thread's own does not reach that far): the tree's policy remembers `tool`, and
+   * answers with the policy it now has.
+   */
+  'remember-approval': { owner: 'root', args: { tool: ToolName, by: Capability } },
 } as const satisfies Record<string, OperationRow>;
 
 type Operations = typeof controlOperations;
@@ -147,6 +156,7 @@ export interface ControlResults {
   close: AgentThread[];
   charge: { remaining: number };
   reserve: { granted: number; remaining: number };
+  'remember-approval': ApprovalPolicy;
 }
 
 /** The schema of one operation: `{ type, ...args }`, nothing else. */

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { jsonBytes } from './bytes';
 import { RunKey } from './capability';
 import { ConversationId, matching, MessageId, NotificationId, RequestId, ThreadId } from './ids';
+import { ToolName } from './tool-names';
+import { ApprovalPolicy } from './approval-policy';
 
 // The allow-list rules live in their own module; re-exported so existing imports keep working.
 export { allowsTool, allTools, narrowTools } from './tool-allow-list';
@@ -105,11 +107,7 @@ export const KernelSpec = z.discriminatedUnion('type', [
 ]);
 export type KernelSpec = z.infer<typeof KernelSpec>;
 
-/** A tool's name (`*` for all): letters, digits and `_ - . : /`, as model providers and MCP name tools. */
-export const ToolName = matching(
-  /^(\*|[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,99})$/,
-  'expected 1-100 characters of A-Z, a-z, 0-9, _ - . : / (or * for all tools)',
-);
+export { ToolName };
 
 /** What an agent is asked to be and do. */
 export const AgentSpec = z
@@ -365,6 +363,11 @@ export const RootRunInput = z
      * attaching client turns on for the whole tree). Absent in runs recorded before it.
      */
     usageLedger: z.literal(true).optional(),
+    /**
+     * SPEC S11.4: the tree's approval policy (the newest, once carried through continue-as-new); its
+     * presence turns on the one approval gate of every kernel (workflows/patches.ts).
+     */
+    approvalPolicy: ApprovalPolicy.optional(),
     /** State carried from the previous run (continue-as-new); never given by a caller. */
     resume: z.unknown().optional(),
   })

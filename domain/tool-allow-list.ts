@@ -4,8 +4,10 @@
  * activity when it offers tool definitions and by the thread's workflow before it runs a call.
  */
 
+import { allTools } from './tool-names';
+
 /** `*` in a tool allow-list allows every tool the worker has (MCP tools included). */
-export const allTools = '*';
+export { allTools };
 
 /** Whether an allow-list permits a tool. */
 export const allowsTool = (tools: readonly string[], name: string): boolean =>

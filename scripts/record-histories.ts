@@ -3,8 +3,8 @@
 // continue-as-new, accepted and rejected updates, interrupts, interactions and paging, and writes every
 // workflow run's history to test/fixtures/histories/v1-<name>.json; test/workflows/replay.test.ts
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
-// replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>` and
-// `--live` (live output, scripts/record-live-output.ts) add runs beside them and delete nothing.
+// replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>`,
+// `--live` (record-live-output.ts) and `--approval` (record-approval-policy.ts) add runs beside them.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +28,7 @@ import { createAgentWorker } from '../workers/create-worker';
 import { startDevServer, defaultDataDir } from '../workers/dev-server';
 import { holdsLiveOutput, takesPatch, writeHistories } from './write-histories';
 import { liveOutputModel, recordLiveOutput } from './record-live-output';
+import { recordApprovalPolicy } from './record-approval-policy';
 import { slowTool } from '../test/helpers/tools';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
@@ -363,21 +364,22 @@ async function main(): Promise<void> {
       activities: createActivities({ tools: [slowTool().tool], model: liveOutputModel() }),
     });
     running = worker.run();
-    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them; `--live`
-    // records only the live-output scenario and adds its runs beside them.
+    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them; `--live` and
+    // `--approval` record only the live-output or approval-policy scenario and add its runs beside them.
     const addAt = process.argv.indexOf('--add');
     const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
-    const live = process.argv.includes('--live');
+    const [live, approval] = ['--live', '--approval'].map((flag) => process.argv.includes(flag));
     if (addAt >= 0 && !/^[A-Za-z][A-Za-z0-9-]*$/.test(added ?? ''))
       throw new Error(`--add needs a patch id from workflows/patches.ts, got ${added}`);
-    if (live && added) throw new Error('--live and --add record different runs: pass one');
-    const scenarios = live
-      ? [recordLiveOutput]
-      : [recordRootRun, recordConversation, recordPagedConversation];
-    for (const record of scenarios) await record(client, taskQueue);
+    if ([live, added, approval].filter(Boolean).length > 1)
+      throw new Error('--live, --add and --approval record different runs: pass one');
+    const v1 = [recordRootRun, recordConversation, recordPagedConversation];
+    for (const record of live ? [recordLiveOutput] : approval ? [recordApprovalPolicy] : v1)
+      await record(client, taskQueue);
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
     if (live) await writeHistories(client, 'live-output', { takes: holdsLiveOutput, withSenders: true });
+    else if (approval) await writeHistories(client, 'approvalPolicy', { takes: () => true });
     else if (added) await writeHistories(client, added, { takes: takesPatch(added) });
     else await writeHistories(client, 'v1');
   } finally {

@@ -38,6 +38,8 @@ import {
 import { RecentAnswerLog } from '../domain/recent-answers';
 import { type AgentThread, type InterAgentMessage, type ThreadStatus } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
+import type { ApprovalPolicy } from '../domain/approval-policy';
+import { ApprovalGate, registerPolicyPushes } from './approval-gate';
 import { ControlTransport } from './control-transport';
 import { asFailure } from './failures';
 import type { AgentControls } from './kernel';
@@ -173,6 +175,15 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     budget,
   );
   conversation.open(!resume);
+  // SPEC S11.4: the one approval gate of this thread's tool calls, in trees with an approval policy.
+  const gate =
+    input.approvalPolicy &&
+    new ApprovalGate(input.approvalPolicy, {
+      thread: () => thread,
+      conversation,
+      remember: async (tool, by) => (await call({ type: 'remember-approval', tool, by })) as ApprovalPolicy,
+    });
+  registerPolicyPushes(gate, authority);
   const loop = new ThreadLoop(
     () => thread,
     {
@@ -181,6 +192,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       takeInbox: (turn) => mailbox.take(turn),
       conversation,
       recordUsage: (model, used) => usage.record(model, used),
+      ...(gate ? { approval: gate } : {}),
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
         // The root counted the first turn as started when it started this workflow (a signal saved).
@@ -255,6 +267,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
     const carried: AgentInput = {
       ...input,
+      ...(gate ? { approvalPolicy: gate.policy } : {}),
       thread: carriedThread(thread),
       resume: {
         schemaVersion: 1,

@@ -2,6 +2,7 @@ import type { AgentInterruptReceipt, WaitRequestInput, WaitResult } from '../dom
 import type { InteractionAnswer } from '../domain/conversation-schemas';
 import type { LiveTarget } from '../domain/live-output';
 import type { CallUsage } from '../domain/usage';
+import type { ToolApproval } from './approval-gate';
 import type { InteractionRequest } from './thread-conversation';
 import type {
   AgentThread,
@@ -45,8 +46,21 @@ export interface TurnContext {
   /** Messages delivered since the last turn, in sequence order, as structured envelopes (SPEC S6.2). */
   inbox: InterAgentMessage[];
   controls: AgentControls;
-  /** Runs a user tool as an activity (a local one when the worker says the tool is fast). */
-  runTool(name: string, input: unknown, options?: { local?: boolean }): Promise<unknown>;
+  /**
+   * Runs a user tool as an activity (a local one when the worker says the tool is fast).
+   * `unlessNeedsApproval`: the activity runs it only when the tool does not declare `needsApproval`, and
+   * answers a GatedToolResult (domain/approval-policy.ts).
+   */
+  runTool(
+    name: string,
+    input: unknown,
+    options?: { local?: boolean; unlessNeedsApproval?: boolean },
+  ): Promise<unknown>;
+  /**
+   * SPEC S11.4: the one approval gate of every kernel's tool calls, in runs with an approval policy
+   * (without one, the model kernel asks for `needsApproval` tools itself, as before it).
+   */
+  approval?: ToolApproval;
   /** Asks a person through the thread's conversation (SPEC S5); unanswered in time, it is denied. */
   ask(request: InteractionRequest): Promise<InteractionAnswer>;
   /** Where a model call streams its text while someone watches (SPEC S10.1): the thread's conversation. */

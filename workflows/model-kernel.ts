@@ -13,6 +13,7 @@ import {
   type ModelCallOutput,
 } from '../domain/transcript';
 import { callReservation, defaultMaxOutputTokens } from '../domain/usage';
+import { deniedOutput } from './approval-gate';
 import type { AgentControls, CallBudget, Kernel, TurnAnswer, TurnContext } from './kernel';
 
 const { callModel } = proxyActivities<ReturnType<typeof createActivities>>({
@@ -141,23 +142,9 @@ export class ModelKernel implements Kernel {
   /** Runs one tool call; a failure becomes a tool result the model can act on, not a crash. */
   private async runToolCall(call: ToolCall, context: TurnContext, transcript: TranscriptEntry[]) {
     try {
-      if (call.needsApproval) {
-        // SPEC S6.1: a tool that needs approval runs only once a person approves it.
-        const answer = await context.ask({
-          kind: 'approval',
-          prompt: `${context.thread.path} wants to run ${call.name}`,
-          tool: { name: call.name, input: call.input },
-        });
-        if (answer.type !== 'approval' || !answer.approved) {
-          const reason = answer.type === 'approval' ? (answer.reason ?? 'no reason given') : 'no approval';
-          return {
-            id: call.id,
-            name: call.name,
-            output: JSON.stringify({ denied: true, reason: `a person denied this call: ${reason}` }),
-            isError: true,
-          };
-        }
-      }
+      const denied = await deniedReason(call, context);
+      if (denied !== undefined)
+        return { id: call.id, name: call.name, output: JSON.stringify(deniedOutput(denied)), isError: true };
       const output = isAgentToolName(call.name)
         ? await runAgentTool(call.name, call.input, context.controls, transcript, context.memory)
         : await context.runTool(call.name, call.input, call.local ? { local: true } : {});
@@ -178,6 +165,34 @@ export class ModelKernel implements Kernel {
       };
     }
   }
+}
+
+/**
+ * SPEC S6.1, S11.4: why a call may not run (a person denied it, or nobody answered in time), undefined
+ * when it may. Through the tree's approval gate in runs that have one; before it, a `needsApproval` tool
+ * was asked for here.
+ */
+async function deniedReason(call: ToolCall, context: TurnContext): Promise<string | undefined> {
+  if (context.approval) {
+    const verdict = await context.approval.check({
+      name: call.name,
+      input: call.input,
+      declared: call.needsApproval,
+    });
+    return verdict.approved === true
+      ? undefined
+      : verdict.approved === false
+        ? verdict.reason
+        : 'no approval';
+  }
+  if (!call.needsApproval) return undefined;
+  const answer = await context.ask({
+    kind: 'approval',
+    prompt: `${context.thread.path} wants to run ${call.name}`,
+    tool: { name: call.name, input: call.input },
+  });
+  if (answer.type === 'approval' && answer.approved) return undefined;
+  return answer.type === 'approval' ? (answer.reason ?? 'no reason given') : 'no approval';
 }
 
 function systemPrompt(thread: AgentThread, spec: AgentSpec): string {

@@ -15,6 +15,11 @@
  *   maximum output, which the provider is told, and its input's estimate) before it starts, refused
  *   when that would pass a budget, and settles at what the provider reported (`AgentControls.calls`),
  *   instead of being charged after it ran.
+ * - `approvalPolicy` (RootRunInput, AgentInput; SPEC S11.4): the tree's approval policy, the newest the
+ *   workflow has (carried through continue-as-new). With it, every kernel's tool calls pass one
+ *   approval gate (workflows/approval-gate.ts): a scripted `tool` step of a `needsApproval` tool asks
+ *   first (before, it ran without approval), the model kernel asks as the policy says. Its histories
+ *   are recorded beside the v1 ones (`record-histories.ts --approval`, `approvalPolicy-*.json`).
  */
 export const patches = {
   /**

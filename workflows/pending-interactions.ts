@@ -12,9 +12,16 @@ import { checkUpdateBytes } from '../domain/answer-bounds';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { relatedId } from '../domain/ids';
 import type { AgentThread } from '../domain/schemas';
+import type { PolicyReason } from '../domain/approval-policy';
 import type { ThreadAuthority } from './thread-authority';
 
 const answerFingerprint = (answer: InteractionAnswer) => sha256Hex(canonicalJson(answer));
+
+/** An answer and the proven caller who gave it (none when the approval policy gave it). */
+export interface Answered {
+  answer: InteractionAnswer;
+  by?: Capability;
+}
 
 /**
  * The interactions a thread waits on (SPEC S3.1, S5.4): the thread that asked takes the answer, by the
@@ -24,9 +31,15 @@ const answerFingerprint = (answer: InteractionAnswer) => sha256Hex(canonicalJson
  * Resolving again with the same answer returns the same resolution; another answer is a Conflict.
  */
 export class PendingInteractions {
-  private readonly waiting = new Map<string, 'approval' | 'question'>();
-  private readonly answers = new Map<string, InteractionAnswer>();
+  /** Each waiting interaction's kind, and the tool call an approval is for. */
+  private readonly waiting = new Map<string, { kind: 'approval' | 'question'; tool?: string | undefined }>();
+  private readonly answers = new Map<string, Answered>();
   private readonly resolved = new Map<string, RememberedResolution>();
+  /**
+   * SPEC S11.4: why the tree's approval policy cannot remember a tool (the thread's approval gate says);
+   * without one, the run has no approval policy and no answer is remembered.
+   */
+  rememberRefusal?: (tool: string) => KitError | undefined;
 
   constructor(
     private readonly authority: ThreadAuthority,
@@ -47,13 +60,14 @@ export class PendingInteractions {
     checkUpdateBytes(request, 'resolve request');
   }
 
-  /** Waits for the answer to `requestId`; undefined when none came within `timeoutMs`. */
+  /** Waits for the answer to `requestId` (an approval of a call of `tool`, when given); undefined when none came within `timeoutMs`. */
   async wait(
     requestId: string,
     kind: 'approval' | 'question',
     timeoutMs: number,
-  ): Promise<InteractionAnswer | undefined> {
-    this.waiting.set(requestId, kind);
+    tool?: string,
+  ): Promise<Answered | undefined> {
+    this.waiting.set(requestId, { kind, tool });
     try {
       await condition(() => this.answers.has(requestId), timeoutMs);
     } finally {
@@ -62,6 +76,24 @@ export class PendingInteractions {
     const answer = this.answers.get(requestId);
     this.answers.delete(requestId);
     return answer;
+  }
+
+  /**
+   * SPEC S11.4: answers a waiting approval for the tree's approval policy, which now lets its call
+   * through (`because`); settled as answered by the policy, for the root. False when it is not waiting.
+   */
+  releaseByPolicy(requestId: string, answer: InteractionAnswer, because: PolicyReason): boolean {
+    if (this.waiting.get(requestId)?.kind !== 'approval' || this.answers.has(requestId)) return false;
+    this.answers.set(requestId, { answer });
+    this.record({
+      requestId: requestId as InteractionResolution['requestId'],
+      ...this.where(),
+      answer,
+      resolvedAt: new Date().toISOString(),
+      resolvedBy: { threadId: this.authority.rootId, name: 'approval policy' },
+      byPolicy: because,
+    });
+    return true;
   }
 
   /** Settles an interaction nobody answered in time with the answer it defaults to (denied). */
@@ -80,7 +112,7 @@ export class PendingInteractions {
     checkUpdateBytes(raw, 'resolve request');
     const { caller, earlier } = this.check(capability, request);
     if (earlier) return { ...earlier.resolution, answer: request.answer };
-    this.answers.set(request.requestId, request.answer);
+    this.answers.set(request.requestId, { answer: request.answer, by: caller });
     const resolution: InteractionResolution = {
       requestId: request.requestId,
       ...this.where(),
@@ -111,7 +143,7 @@ export class PendingInteractions {
         );
       return { caller, earlier };
     }
-    const kind = this.waiting.get(requestId);
+    const { kind, tool } = this.waiting.get(requestId) ?? {};
     if (!kind || this.answers.has(requestId))
       throw new KitError(
         ErrorKind.NotFound,
@@ -125,7 +157,38 @@ export class PendingInteractions {
         `answer.type: interaction ${requestId} is ${kind === 'approval' ? 'an' : 'a'} ${kind}, so the answer must have type '${kind}', not '${answer.type}'`,
         { fields: ['answer.type'] },
       );
+    if (answer.type === 'approval' && answer.remember) this.checkRemember(caller, requestId, answer, tool);
     return { caller };
+  }
+
+  /** SPEC S11.4: an answer remembered for the tree approves a tool call, by the root's authority. */
+  private checkRemember(
+    caller: Capability,
+    requestId: string,
+    answer: { approved: boolean },
+    tool: string | undefined,
+  ): void {
+    if (!this.rememberRefusal)
+      throw new KitError(
+        ErrorKind.Unsupported,
+        'answer.remember: this run was started without an approval policy, so no answer is remembered',
+      );
+    if (!answer.approved)
+      throw KitError.protocol('answer.remember: only an approval (approved: true) is remembered', {
+        fields: ['answer.remember'],
+      });
+    if (tool === undefined)
+      throw KitError.protocol(
+        `answer.remember: interaction ${requestId} is not about a tool call, so there is nothing to remember`,
+        { fields: ['answer.remember'] },
+      );
+    if (caller.threadId !== this.authority.rootId)
+      throw new KitError(
+        ErrorKind.PermissionDenied,
+        `answer.remember: only the root's capability remembers an answer for the whole tree; thread ${caller.threadId} may answer this call, without remember`,
+      );
+    const refusal = this.rememberRefusal(tool);
+    if (refusal) throw refusal;
   }
 
   private where() {

@@ -3,7 +3,7 @@ import { WaitRequest, type WaitResult } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
 import type { RootRunState } from '../domain/run-state';
-import { isTerminal, type ControlScope } from '../domain/schemas';
+import { isTerminal, SendMessageRequest, type ControlScope, type InterAgentMessage } from '../domain/schemas';
 import type { AgentControls } from './kernel';
 import type { RootHost } from './root-host';
 
@@ -98,3 +98,25 @@ export const resolveRefusal = (rootId: string, scope: ControlScope, threadId: st
         ErrorKind.InvalidState,
         `resolve ${threadId}'s interactions at its own workflow, not the root run's`,
       );
+
+/**
+ * SPEC S4.3: a message from the root's controls, numbered by the recipient's workflow (SPEC S3.1); the
+ * root's own mailbox is numbered by its thread operations, like every thread's.
+ */
+export async function sendFromRoot(
+  host: Pick<RootHost, 'state' | 'transport'>,
+  scope: ControlScope,
+  rawRequest: unknown,
+): Promise<InterAgentMessage> {
+  const request = parseInput(SendMessageRequest, rawRequest, 'message');
+  // The root's controls may not message the root itself (it is not its own ancestor or descendant).
+  host.state.checkMessage(scope, request);
+  // Asked here by a thread only when the recipient's workflow is gone (it is not running).
+  if (scope.threadId !== host.state.rootId)
+    throw new KitError(ErrorKind.Closed, `thread ${request.recipient} has no running workflow`);
+  const sent = (await host.transport.call(request.recipient, {
+    type: 'send-message',
+    request,
+  })) as Omit<InterAgentMessage, 'content'>;
+  return { ...sent, content: request.content };
+}

@@ -18,16 +18,11 @@ import { newId } from '../domain/ids';
 import { isThreadOperation, ownerOf } from '../domain/operations';
 import { closeThreadSignal, controlResponseSignal } from '../domain/messages';
 import type { RootRunState, ThreadRecord } from '../domain/run-state';
-import {
-  type AgentSpec,
-  type AgentThread,
-  type ControlScope,
-  type InterAgentMessage,
-  SendMessageRequest,
-} from '../domain/schemas';
+import type { AgentSpec, AgentThread, ControlScope } from '../domain/schemas';
 import { ControlTransport } from './control-transport';
 import { RunLifetime } from './run-lifetime';
-import { resolveRefusal, rootControlsFor, waitForTurns } from './root-controls';
+import { resolveRefusal, rootControlsFor, sendFromRoot, waitForTurns } from './root-controls';
+import type { TreeApprovalPolicy } from './tree-approval-policy';
 import type { AgentControls } from './kernel';
 import { rootThreadStarter, type ThreadStarter } from './thread-starter';
 import type { TaskBudget } from './task-budget';
@@ -68,6 +63,7 @@ export class RootHost {
       operations: number;
       answers: TaskBudget;
       usageLedger?: boolean; // SPEC S11.3: model calls hold reservations (RootRunInput.usageLedger)
+      approvalPolicy?: TreeApprovalPolicy | undefined; // SPEC S11.4 (RootRunInput.approvalPolicy)
     },
     carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
       queued: [],
@@ -86,6 +82,7 @@ export class RootHost {
         conversationRetentionMs: this.state.grant.conversationRetentionMs,
         continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
         ...(this.options.usageLedger ? { usageLedger: true as const } : {}),
+        ...(this.options.approvalPolicy ? { approvalPolicy: this.options.approvalPolicy.policy } : {}),
       }),
       options.answers,
     );
@@ -214,7 +211,7 @@ export class RootHost {
   }
 
   /** Signals a thread's workflow once it has started; a thread that is gone already is not an error. */
-  private signalThread(
+  signalThread(
     threadId: string,
     signal: (handle: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>,
   ): void {
@@ -264,7 +261,7 @@ export class RootHost {
         return this.spawn(scope, request, target);
       }
       case 'send-message':
-        return this.sendMessage(scope, operation.request);
+        return sendFromRoot(this, scope, operation.request);
       case 'load-thread':
         return this.state.load(scope, operation.threadId);
       case 'list-threads':
@@ -281,6 +278,10 @@ export class RootHost {
         return this.state.charge(scope, operation.tokens);
       case 'reserve':
         return this.state.reserve(scope, operation);
+      case 'remember-approval':
+        if (!this.options.approvalPolicy)
+          throw new KitError(ErrorKind.Unsupported, 'this run has no approval policy: nothing is remembered');
+        return this.options.approvalPolicy.remember(operation.tool, operation.by);
     }
   }
 
@@ -358,24 +359,6 @@ export class RootHost {
     const start = this.starter.start(record.thread, this.state.lineageOf(record.thread.id), spec);
     this.started.set(record.thread.id, start);
     this.track(start);
-  }
-
-  /**
-   * SPEC S4.3: a message from the root's controls, numbered by the recipient's workflow (SPEC S3.1); the
-   * root's own mailbox is numbered by its thread operations, like every thread's.
-   */
-  private async sendMessage(scope: ControlScope, rawRequest: unknown): Promise<InterAgentMessage> {
-    const request = parseInput(SendMessageRequest, rawRequest, 'message');
-    // The root's controls may not message the root itself (it is not its own ancestor or descendant).
-    this.state.checkMessage(scope, request);
-    // Asked here by a thread only when the recipient's workflow is gone (it is not running).
-    if (scope.threadId !== this.state.rootId)
-      throw new KitError(ErrorKind.Closed, `thread ${request.recipient} has no running workflow`);
-    const sent = (await this.transport.call(request.recipient, {
-      type: 'send-message',
-      request,
-    })) as Omit<InterAgentMessage, 'content'>;
-    return { ...sent, content: request.content };
   }
 
   private ownedByRootThread(operation: ControlOperation): boolean {

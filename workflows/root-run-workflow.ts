@@ -9,7 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { attachRefusal } from '../domain/attach-rules';
-import { capabilityRefusal } from '../domain/capability';
+import { capabilityRefusal, rootCapability } from '../domain/capability';
 import { answerQuery, ControlRequest, ThreadReport, type RootRunResult } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import {
@@ -18,6 +18,7 @@ import {
   listThreadsQuery,
   loadThreadQuery,
   mailboxQuery,
+  approvalPolicyQuery,
   runCountsQuery,
   runStateQuery,
   threadEventSignal,
@@ -25,7 +26,15 @@ import {
   usageQuery,
 } from '../domain/messages';
 import { RootResume, RootRunState } from '../domain/run-state';
-import { allTools, RootRunInput, type ControlScope, type RootRunInputShape } from '../domain/schemas';
+import {
+  allTools,
+  isTerminal,
+  RootRunInput,
+  type ControlScope,
+  type RootRunInputShape,
+} from '../domain/schemas';
+import { ApprovalGate } from './approval-gate';
+import { policyOrRefusal, TreeApprovalPolicy } from './tree-approval-policy';
 import { usageLine } from '../domain/usage';
 import { searchAttributes } from '../domain/search-attributes';
 import { asFailure } from './failures';
@@ -78,6 +87,22 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   const slots = new PollSlots();
   const watch = new ThreadWatch(resume?.watch, answers, slots);
   let ending: 'completed' | 'cancelled' | undefined;
+  // SPEC S11.4: the tree's approval policy, in runs attached with one (its root's own gate below).
+  const policy: TreeApprovalPolicy | undefined = input.approvalPolicy
+    ? new TreeApprovalPolicy(input.approvalPolicy, {
+        runKey: input.runKey,
+        self: rootCapability(input.runKey, state.rootId),
+        rootGate: () => gate,
+        liveThreads: () =>
+          state
+            .threads()
+            .flatMap((thread) =>
+              thread.id === state.rootId || isTerminal(thread.status) ? [] : [thread.id],
+            ),
+        signalThread: (threadId, signal) => host.signalThread(threadId, signal),
+        budget: answers,
+      })
+    : undefined;
   const host: RootHost = new RootHost(
     state,
     {
@@ -99,6 +124,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       operations: resume?.operations ?? 0,
       answers,
       usageLedger: input.usageLedger === true,
+      approvalPolicy: policy,
     },
     resume,
   );
@@ -128,6 +154,13 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     answers,
   );
   conversation.open(!resume);
+  const gate: ApprovalGate | undefined =
+    policy &&
+    new ApprovalGate(policy.policy, {
+      thread: () => state.root,
+      conversation,
+      remember: async (tool, by) => policy.remember(tool, by),
+    });
   const loop: ThreadLoop = new ThreadLoop(
     () => state.root,
     {
@@ -137,6 +170,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       takeInbox: () => state.takeRootMessages(rootScope),
       conversation,
       recordUsage: (model, usage) => state.recordRootUsage(model, usage),
+      ...(gate ? { approval: gate } : {}),
       turnStarted: (turn, at) => {
         state.turnStarted(state.rootId, turn, at);
         showStatus();
@@ -153,6 +187,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     host,
     state,
     authority,
+    policy,
     {
       finish: (status) => {
         ending ??= status;
@@ -184,6 +219,9 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     admissionOpen: state.isAdmissionOpen,
   }));
   setHandler(threadQuery, () => state.root);
+  setHandler(approvalPolicyQuery, (capability) =>
+    answerQuery(() => (scopeOf(capability), policyOrRefusal(policy).policy)),
+  );
   setHandler(usageQuery, () => ({
     threadId: state.rootId,
     ledger: state.usage.root,
@@ -252,7 +290,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         resolutions: conversation.interactions.snapshot(),
         ...host.carried,
       };
-      return await continueAsNew<typeof rootRunWorkflow>({ ...input, resume: carried });
+      return await continueAsNew<typeof rootRunWorkflow>({
+        ...input,
+        ...(policy ? { approvalPolicy: policy.policy } : {}),
+        resume: carried,
+      });
     }
     // Idle and alone for the idle timeout, the root completes; with live sub-agents it stays for more turns.
     if (exit === 'stopped' || state.counters.live === 0) break;

@@ -9,6 +9,7 @@ import {
   completeRootUpdate,
   reconcileUpdate,
   revokeGrantUpdate,
+  setApprovalPolicyUpdate,
   shutdownUpdate,
   takeRootMessagesUpdate,
 } from '../domain/messages';
@@ -19,6 +20,7 @@ import { registerOperationUpdates, type UpdateBody } from './operation-updates';
 import { longPollMs, type PollSlots } from './poll-slots';
 import type { RootHost } from './root-host';
 import type { ThreadAuthority } from './thread-authority';
+import { policyOrRefusal, type TreeApprovalPolicy } from './tree-approval-policy';
 
 /**
  * Registers the root run's updates. Validators check the payload shape and the caller's capability
@@ -29,6 +31,7 @@ export function registerRootUpdates(
   host: RootHost,
   state: RootRunState,
   authority: ThreadAuthority,
+  policy: TreeApprovalPolicy | undefined,
   root: { finish(status: 'completed' | 'cancelled'): Promise<ShutdownReport> },
   slots: PollSlots,
 ): void {
@@ -128,6 +131,17 @@ export function registerRootUpdates(
     counted(() => root.finish('cancelled')),
     {
       validator: guarded((scope: unknown) => rootOnly(scope, 'shut the run down')),
+    },
+  );
+  // SPEC S11.4: the tree's approval policy is the root's to change.
+  setHandler(
+    setApprovalPolicyUpdate,
+    counted((_capability, change) => policyOrRefusal(policy).change(change)),
+    {
+      validator: guarded((scope: unknown, change: unknown) => {
+        rootOnly(scope, 'change the approval policy');
+        policyOrRefusal(policy).checkChange(change);
+      }),
     },
   );
   setHandler(

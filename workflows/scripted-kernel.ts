@@ -1,5 +1,6 @@
 import { ErrorKind, KitError } from '../domain/errors';
 import type { KernelSpec, ScriptStepShape } from '../domain/schemas';
+import { runGatedTool } from './approval-gate';
 import type { Kernel, TurnAnswer, TurnContext } from './kernel';
 
 type ScriptedSpec = Extract<KernelSpec, { type: 'scripted' }>;
@@ -24,7 +25,12 @@ export class ScriptedKernel implements Kernel {
           .replaceAll('{{inbox}}', context.inbox.map((message) => message.content).join('\n'));
       switch (step.type) {
         case 'tool':
-          last = render(await context.runTool(step.tool, step.input));
+          // SPEC S11.4: through the same approval gate as the model kernel's calls, in runs that have it.
+          last = render(
+            context.approval
+              ? await runGatedTool(context, context.approval, step.tool, step.input)
+              : await context.runTool(step.tool, step.input),
+          );
           break;
         case 'spawn': {
           const request = filledRequest(step.request, fill);

@@ -24,7 +24,7 @@ import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
 import { patches } from './patches';
-import { PendingInteractions } from './pending-interactions';
+import { PendingInteractions, type Answered } from './pending-interactions';
 import type { ThreadAuthority } from './thread-authority';
 import { TaskBudget } from './task-budget';
 import { jsonBytes } from '../domain/bytes';
@@ -155,7 +155,16 @@ export class ThreadConversation {
 
   /** Raises an interaction and waits for its answer; unanswered within the grant's timeout, it is denied. */
   async ask(request: InteractionRequest): Promise<InteractionAnswer> {
+    return (await this.raise(request)).answer;
+  }
+
+  /**
+   * {@link ask}, telling `raised` the interaction's request id as it is raised (so the approval gate can
+   * release it), and answering who gave the answer.
+   */
+  async raise(request: InteractionRequest, raised?: (requestId: string) => void): Promise<Answered> {
     const requestId = newId('request', uuid4);
+    raised?.(requestId);
     const expiresAt = new Date(Date.now() + this.settings.interactionTimeoutMs).toISOString();
     const thread = this.thread();
     this.send(
@@ -174,9 +183,14 @@ export class ThreadConversation {
       request.kind === 'approval'
         ? { type: 'approval', approved: false, reason }
         : { type: 'question', text: '' };
-    let answer: InteractionAnswer | undefined;
+    let answer: Answered | undefined;
     try {
-      answer = await this.interactions.wait(requestId, request.kind, this.settings.interactionTimeoutMs);
+      answer = await this.interactions.wait(
+        requestId,
+        request.kind,
+        this.settings.interactionTimeoutMs,
+        request.tool?.name,
+      );
     } catch (error) {
       // The turn was interrupted while it waited: the interaction is settled as denied everywhere (a
       // receiver is not offered it any more, a later answer gets this resolution), then the
@@ -195,7 +209,7 @@ export class ThreadConversation {
     const denied = unanswered('timed out unanswered');
     // Settle it everywhere, so no receiver is offered an interaction nobody waits for any more.
     this.interactions.timedOut(requestId, denied, new Date().toISOString());
-    return denied;
+    return { answer: denied };
   }
 
   /**

@@ -18,6 +18,7 @@ import {
 } from '../domain/schemas';
 import { clipOutput } from '../domain/transcript';
 import { carriedResultBytes, clipToBytes, fitMemory, maxTurnResultBytes } from '../domain/carry-bounds';
+import type { ToolApproval } from './approval-gate';
 import type { AgentControls, Kernel } from './kernel';
 import { KeptTimer } from './kept-timer';
 import type { ThreadConversation } from './thread-conversation';
@@ -50,6 +51,8 @@ export interface ThreadPorts {
   conversation: ThreadConversation;
   /** SPEC S11.3: what one model call of a turn used, for the thread's usage ledger. */
   recordUsage(model: string, usage: CallUsage): void;
+  /** SPEC S11.4: the thread's approval gate, in runs with an approval policy. */
+  approval?: ToolApproval;
   turnStarted(turn: number, at: string): void;
   turnEnded(outcome: TurnOutcome, nextStatus: 'idle' | 'running'): void;
 }
@@ -140,7 +143,8 @@ export class ThreadLoop {
           turn,
           inbox,
           controls: this.ports.controls(turn),
-          runTool: (name, input, options) => this.runTool(name, input, options?.local === true),
+          runTool: (name, input, options) => this.runTool(name, input, options ?? {}),
+          ...(this.ports.approval ? { approval: this.ports.approval } : {}),
           ask: (request) => this.ports.conversation.ask(request),
           live: this.ports.conversation.liveTarget,
           memory: this.state.memory,
@@ -196,7 +200,11 @@ export class ThreadLoop {
     this.ports.turnEnded(outcome, this.state.turnRequested && !this.stopRequested ? 'running' : 'idle');
   }
 
-  private async runTool(name: string, input: unknown, local: boolean): Promise<unknown> {
+  private async runTool(
+    name: string,
+    input: unknown,
+    { local, unlessNeedsApproval }: { local?: boolean; unlessNeedsApproval?: boolean },
+  ): Promise<unknown> {
     const thread = this.thread();
     if (!allowsTool(thread.tools, name)) {
       throw new KitError(
@@ -204,6 +212,11 @@ export class ThreadLoop {
         `tool ${name} is not in the allow-list of ${thread.path}`,
       );
     }
-    return (local ? runLocalTool : runTool)({ threadId: thread.id, name, input });
+    return (local ? runLocalTool : runTool)({
+      threadId: thread.id,
+      name,
+      input,
+      ...(unlessNeedsApproval ? { unlessNeedsApproval: true as const } : {}),
+    });
   }
 }

@@ -1,4 +1,5 @@
 import { condition, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
+import type { ApprovalPolicy } from '../domain/approval-policy';
 import { jsonBytes, utf8Length } from '../domain/bytes';
 import { clipToBytes } from '../domain/carry-bounds';
 import type { ThreadId } from '../domain/ids';
@@ -27,6 +28,8 @@ export interface StartSettings {
   conversationRetentionMs: number;
   continueAsNewAfterEvents: number;
   usageLedger?: true;
+  /** SPEC S11.4: the tree's approval policy now; later changes reach the thread by signal. */
+  approvalPolicy?: ApprovalPolicy;
 }
 
 const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);

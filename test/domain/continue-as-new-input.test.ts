@@ -30,6 +30,7 @@ import { ThreadWatch } from '../../workflows/thread-watch';
 import { admitToRoot, kitErrorOf, newRun, now, scopeOf, spawn } from '../helpers/run-state';
 import { id, worst } from '../helpers/worst-case';
 import { addUsage, maxLedgerModels, type UsageLedger } from '../../domain/usage';
+import { ApprovalPolicy, maxPolicyBytes, maxPolicyTools } from '../../domain/approval-policy';
 
 const sender = id('thread', 1);
 const runKey = 'a'.repeat(64);
@@ -125,6 +126,26 @@ const fullResolutions = (): RememberedResolution[] =>
     answerFingerprint: 'f'.repeat(64),
   }));
 
+/** An approval policy at its largest (SPEC S11.4): its lists filled with the longest names until it is full. */
+function fullPolicy(): ApprovalPolicy {
+  const policy: ApprovalPolicy = {
+    version: Number.MAX_SAFE_INTEGER,
+    neverAsk: [],
+    alwaysAsk: [],
+    remembered: [],
+  };
+  for (let n = 0; ; n++) {
+    const list = (['neverAsk', 'alwaysAsk', 'remembered'] as const)[n % 3]!;
+    const name = `${n.toString().padStart(4, '0')}${'x'.repeat(96)}`;
+    const next = { ...policy, [list]: [...policy[list], name] };
+    if (!ApprovalPolicy.safeParse(next).success) break;
+    Object.assign(policy, next);
+  }
+  expect(jsonBytes(policy)).toBeGreaterThan(maxPolicyBytes - 120);
+  expect(policy.neverAsk.length).toBeLessThanOrEqual(maxPolicyTools);
+  return policy;
+}
+
 const loopState = (): ThreadLoopState => ({
   turn: Number.MAX_SAFE_INTEGER,
   turnRequested: true,
@@ -191,11 +212,17 @@ test("an agent's largest continue-as-new input stays under the budget", () => {
     interactionTimeoutMs: 1e12,
     conversationRetentionMs: 365 * 24 * 3_600_000,
     continueAsNewAfterEvents: 1e9,
+    usageLedger: true,
+    approvalPolicy: fullPolicy(),
     resume,
   });
   expect(jsonBytes(resume.loop.memory)).toBeLessThanOrEqual(maxMemoryBytes);
   expect(jsonBytes(resume.mailbox.ready)).toBeLessThanOrEqual(threadMailboxLimits.bytes);
-  const total = account('agent', { spec, thread: input.thread, lineage, ...resume }, input);
+  const total = account(
+    'agent',
+    { spec, thread: input.thread, lineage, approvalPolicy: input.approvalPolicy, ...resume },
+    input,
+  );
   expect(total).toBeLessThan(carriedInputBudgetBytes);
 });
 
@@ -309,6 +336,8 @@ test("a root run's largest continue-as-new input stays under the budget", () => 
     spec: specOf(maxRootSpecBytes),
     grant: state.grant,
     taskQueue: 'q'.repeat(200),
+    usageLedger: true,
+    approvalPolicy: fullPolicy(),
     resume,
   });
   expect(jsonBytes(run.rootMailbox.ready)).toBeLessThanOrEqual(rootMailboxLimits.bytes);
@@ -317,7 +346,16 @@ test("a root run's largest continue-as-new input stays under the budget", () => 
   const { run: _run, ...others } = resume;
   const total = account(
     `root (${records.length} threads)`,
-    { spec: input.spec, records, requestIndex, rootMailbox, grant, rest, ...others },
+    {
+      spec: input.spec,
+      approvalPolicy: input.approvalPolicy,
+      records,
+      requestIndex,
+      rootMailbox,
+      grant,
+      rest,
+      ...others,
+    },
     input,
   );
   expect(total).toBeLessThan(carriedInputBudgetBytes);

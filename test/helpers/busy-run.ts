@@ -197,7 +197,9 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
       const wait = Math.floor(random() * 400);
       const which = faultsDone++;
       log.push({ type: 'fault', what: `fault ${which} after ${wait} ms`, at: Date.now() - started });
-      pendingFault = pendingFault.then(() => delay(wait)).then(() => options.fault(which, service.rootThreadId));
+      pendingFault = pendingFault
+        .then(() => delay(wait))
+        .then(() => options.fault(which, service.rootThreadId));
     }
     const recipient = recipients[index % 2]!;
     const content = `m${index}`;

@@ -359,7 +359,7 @@ test('--help lists every command', async () => {
   expect(help.code).toBe(0);
   const commands = [...help.stdout.matchAll(/^ {2}(\w+) /gm)].map((match) => match[1]);
   expect(commands).toEqual(
-    'dev worker run tree send interrupt shutdown reconcile watch resolve help'.split(' '),
+    'dev worker run tree usage policy send interrupt shutdown reconcile watch resolve help'.split(' '),
   );
 });
 

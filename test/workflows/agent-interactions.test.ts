@@ -301,4 +301,52 @@ describe('tools that need approval (S6.1)', () => {
     expect(first.result).toMatch(/timed out unanswered/);
     expect(deployments).not.toContain('search');
   });
+
+  test('through the tree’s approval gate (S11.4): the root’s “always allow” lets its next call through, an always-ask tool asks', async () => {
+    const steps = [
+      { toolCalls: [{ name: 'deploy', input: { service: 'gate-a' } }] },
+      { toolCalls: [{ name: 'word_count', input: { text: 'two words' } }] },
+      { toolCalls: [{ name: 'deploy', input: { service: 'gate-b' } }] },
+    ];
+    policy = (request) => steps[toolResultsOf(request).length] ?? { text: 'all done' };
+    const service = await attachRun(temporal.client, taskQueue, {
+      root: { task: 'deploy twice', kernel: { type: 'model' } },
+      approvalPolicy: { alwaysAsk: ['word_count'] },
+    });
+    await using receiver = await ConversationNotificationReceiver.open(
+      temporal.client,
+      (await service.refreshRoot()).conversationId,
+      { taskQueue, capability: service.rootCapability },
+    );
+    const deploy = await nextInteraction(receiver);
+    expect(deploy.body).toMatchObject({ tool: { name: 'deploy', input: { service: 'gate-a' } } });
+    await resolveNotification(
+      temporal.client,
+      deploy,
+      { type: 'approval', approved: true, remember: true },
+      { capability: service.rootCapability },
+    );
+    const count = await nextInteraction(receiver);
+    expect(count.body).toMatchObject({
+      tool: { name: 'word_count' },
+      prompt: expect.stringContaining('the approval policy always asks for word_count'),
+    });
+    await resolveNotification(
+      temporal.client,
+      count,
+      { type: 'approval', approved: true },
+      {
+        capability: service.rootCapability,
+      },
+    );
+    expect((await service.rootControls().subscribeFirstTurn(service.rootThreadId)).result).toBe('all done');
+    expect(deployments).toEqual(expect.arrayContaining(['gate-a', 'gate-b']));
+    expect(await service.approvalPolicy()).toMatchObject({ version: 1, remembered: ['deploy'] });
+    const rootConversation = (await service.refreshRoot()).conversationId;
+    await eventually(
+      () => conversationSummary(temporal.client, rootConversation),
+      (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 2,
+      'both interactions settled',
+    );
+  });
 });

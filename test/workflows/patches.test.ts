@@ -17,8 +17,11 @@ test('workflow code calls patched / deprecatePatch only with ids from workflows/
   for (const call of calls) expect(Object.keys(patches)).toContain(call.split('patches.')[1]?.trim());
 });
 
-/** Features added after v1 that only add handlers (no patch): their histories are recorded beside v1's. */
-const handlerOnlyFeatures = ['live-output'];
+/**
+ * Features added after v1 without a patch, their histories recorded beside v1's: ones that only add
+ * handlers, and ones the attaching client turns on in the workflows' input (workflows/patches.ts).
+ */
+const handlerOnlyFeatures = ['live-output', 'approvalPolicy'];
 
 test('the golden histories are protocol v1 recordings, a patch’s, or a handler-only feature’s', () => {
   const files = readdirSync(join(projectRoot, 'test', 'fixtures', 'histories'));

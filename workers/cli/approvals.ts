@@ -46,9 +46,19 @@ async function askAtTerminal(
     const what = body.tool
       ? `${body.prompt} (${body.tool.name} ${JSON.stringify(body.tool.input)})`
       : body.prompt;
-    const reply = await terminal.question(`approval requested: ${what}\napprove? [y/N] `);
-    const approved = /^y(es)?$/i.test(reply.trim());
-    say(approved ? 'approved' : 'denied');
+    // `a`: always allow this tool for the rest of the run (SPEC S11.4), offered for tool calls only.
+    const always = body.tool ? '/a=always' : '';
+    const reply = (await terminal.question(`approval requested: ${what}\napprove? [y/N${always}] `)).trim();
+    const remember = body.tool !== undefined && /^a(lways)?$/i.test(reply);
+    const approved = remember || /^y(es)?$/i.test(reply);
+    say(
+      remember
+        ? `approved: ${body.tool!.name} is allowed for the rest of the run`
+        : approved
+          ? 'approved'
+          : 'denied',
+    );
+    if (remember) return { type: 'approval', approved, remember };
     return approved
       ? { type: 'approval', approved }
       : { type: 'approval', approved, reason: 'declined at the prompt' };

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { codecServerCommand } from './commands/codec-server';
 import { devCommand } from './commands/dev';
 import { interruptCommand } from './commands/interrupt';
+import { policyCommand } from './commands/policy';
 import { reconcileCommand } from './commands/reconcile';
 import { resolveCommand } from './commands/resolve';
 import { runCommand } from './commands/run';
@@ -57,6 +58,7 @@ export function buildProgram(output: CliOutput): Command {
     runCommand(output),
     treeCommand(output),
     usageCommand(output),
+    policyCommand(output),
     sendCommand(output),
     interruptCommand(output),
     shutdownCommand(output),

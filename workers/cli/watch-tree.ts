@@ -21,7 +21,13 @@ export function formatTreeEvent(item: TreeEvent, pathOf: (threadId: string) => s
       const answer = event.resolution.answer;
       const said =
         answer.type === 'approval' ? (answer.approved ? 'approved' : 'denied') : `"${answer.text}"`;
-      return `${item.path} ${event.resolution.requestId} ${said}`;
+      // SPEC S11.4: answered by nobody but the tree's approval policy, or remembered for the run.
+      const how = event.resolution.byPolicy
+        ? ` by the approval policy (${event.resolution.byPolicy})`
+        : answer.type === 'approval' && answer.remember
+          ? ', always for this run'
+          : '';
+      return `${item.path} ${event.resolution.requestId} ${said}${how}`;
     }
     case 'message-sent':
       return `${item.path} → ${pathOf(event.to)}: ${event.content}`;

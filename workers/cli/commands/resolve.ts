@@ -11,12 +11,14 @@ const ResolveOptions = ConnectionOptions.extend({
   deny: z.boolean().optional(),
   reason: z.string().optional(),
   answer: z.string().optional(),
+  remember: z.boolean().optional(),
 });
 
 /**
- * `agents-kit resolve <threadId> <requestId> --approve|--deny [--reason] | --answer <text>`: answers an
- * interaction at the thread that asked (SPEC S3.1, S5.4) with the root capability in
- * AGENTS_KIT_CAPABILITY; idempotent for the same answer.
+ * `agents-kit resolve <threadId> <requestId> --approve [--remember]|--deny [--reason] | --answer <text>`:
+ * answers an interaction at the thread that asked (SPEC S3.1, S5.4) with the root capability in
+ * AGENTS_KIT_CAPABILITY; idempotent for the same answer. `--remember` allows the tool for the rest of
+ * the run, in the whole tree (SPEC S11.4).
  */
 export function resolveCommand(output: CliOutput): Command {
   return withConnectionOptions(
@@ -27,7 +29,11 @@ export function resolveCommand(output: CliOutput): Command {
       .option('--approve', 'approve the request')
       .option('--deny', 'deny the request')
       .option('--reason <text>', 'why (with --approve or --deny)')
-      .option('--answer <text>', 'the answer to a question'),
+      .option('--answer <text>', 'the answer to a question')
+      .option(
+        '--remember',
+        'with --approve: always allow this tool for the rest of the run (the whole tree)',
+      ),
   ).action(async (threadId: string, requestId: string, raw: unknown) => {
     const options = parseOptions(ResolveOptions, raw, 'resolve');
     const target = {
@@ -39,6 +45,10 @@ export function resolveCommand(output: CliOutput): Command {
       throw KitError.protocol('resolve: give exactly one of --approve, --deny or --answer <text>', {
         fields: ['answer'],
       });
+    if (options.remember && !options.approve)
+      throw KitError.protocol('resolve: --remember goes with --approve (only an approval is remembered)', {
+        fields: ['remember'],
+      });
     const answer =
       options.answer !== undefined
         ? { type: 'question' as const, text: options.answer }
@@ -46,6 +56,7 @@ export function resolveCommand(output: CliOutput): Command {
             type: 'approval' as const,
             approved: options.approve === true,
             ...(options.reason ? { reason: options.reason } : {}),
+            ...(options.remember ? { remember: true as const } : {}),
           };
     await withSession(configFrom(options), async (session) => {
       const { resolveNotification } = await import('../../../client/conversations');
