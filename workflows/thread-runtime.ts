@@ -20,6 +20,7 @@ import { clipOutput } from '../domain/transcript';
 import { carriedResultBytes, clipToBytes, fitMemory, maxTurnResultBytes } from '../domain/carry-bounds';
 import type { AgentControls, Kernel } from './kernel';
 import { KeptTimer } from './kept-timer';
+import { tracedTurn } from './traced-turn';
 import type { ThreadConversation } from './thread-conversation';
 
 const toolRetry = {
@@ -135,7 +136,7 @@ export class ThreadLoop {
     let outcome: TurnOutcome;
     try {
       const answer = await scope.run(() =>
-        this.ports.kernel.runTurn({
+        tracedTurn(this.ports.kernel, {
           thread: this.thread(),
           turn,
           inbox,
