@@ -2,6 +2,7 @@ import type { Worker } from '@temporalio/worker';
 import { createActivities, createModelProvider, loadModelConfig, loadModelPrices } from '../activities';
 import type { EnvironmentConfig } from './config';
 import { createKeylessCodec } from '../client/encryption-codec';
+import { tracingFromEnvironment } from '../client/tracing';
 import { configuredCodec, connectWorker } from './connect';
 import { createAgentWorker, type WorkflowSource } from './create-worker';
 
@@ -18,12 +19,14 @@ export interface RunWorkerOptions {
  * Runs one agents-kit worker on the configured Temporal and task queue until it is shut down.
  * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM (in-flight tasks finish first), and then
  * this resolves; the connection is closed either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are
- * encrypted (SPEC S3.9).
+ * encrypted (SPEC S3.9); with `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) set, the tree's
+ * spans are exported over OTLP (SPEC S11.2), flushed when the worker stops.
  */
 export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
   // The model configuration is validated before anything connects (SPEC S8.3).
   const model = createModelProvider(loadModelConfig());
   const prices = loadModelPrices();
+  const tracing = await tracingFromEnvironment(process.env, { serviceName: 'agents-kit-worker' });
   // Without keys, encrypted payloads fail with an error that says to set them (see connectClient).
   const codec = configuredCodec(config) ?? createKeylessCodec();
   const connection = await connectWorker(config);
@@ -36,10 +39,12 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
       activities: createActivities({ model, prices }),
       ...(workflows ? { workflows } : {}),
       codec,
+      tracing,
     });
     onReady?.(worker);
     await worker.run();
   } finally {
     await connection.close();
+    await tracing?.shutdown();
   }
 }
