@@ -14,7 +14,7 @@ import { resolveNotification } from '../../client/conversations';
 import { ThreadService } from '../../client/thread-service';
 import { bundleOptions } from '../../workers/create-worker';
 import type { ConversationNotification } from '../../domain/schemas';
-import { watchProcess, untilOutput, type CliProcess } from '../helpers/cli';
+import { runCli, untilOutput, watchProcess, type CliProcess } from '../helpers/cli';
 import { startCollector, type Collector } from '../helpers/otel-collector';
 import { dataDir, projectRoot } from '../helpers/paths';
 import { eventually, untilTurns } from '../helpers/runs';
@@ -107,6 +107,7 @@ test('a worker SIGKILLed mid-turn and replayed by its successor exports every sp
                       { type: 'tool', tool: 'echo', input: 'after' },
                       { type: 'reply', text: 'went on: {{last}}' },
                     ],
+                    [{ type: 'reply', text: 'heard {{inbox}}' }],
                   ],
                 },
               },
@@ -147,6 +148,15 @@ test('a worker SIGKILLed mid-turn and replayed by its successor exports every sp
     },
   );
   expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('went on: after');
+  // The CLI traces too (configured the same way): its message is linked from the asker's receive span.
+  const sent = await runCli(['send', root.id, asker.id, 'thanks', '--trigger'], {
+    TEMPORAL_ADDRESS: testServerAddress(),
+    AGENTS_KIT_CAPABILITY: service.capability,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+    OTEL_SERVICE_NAME: 'agents-kit-cli-test',
+  });
+  expect(sent.code).toBe(0);
+  expect((await untilTurns(service, asker.id, 2)).latestTurn?.result).toBe('heard thanks');
   await service.shutdown();
   recorded.push(root.id, asker.id);
 
@@ -158,16 +168,22 @@ test('a worker SIGKILLed mid-turn and replayed by its successor exports every sp
   );
   expect(trace.duplicates()).toEqual([]);
   expect(trace.orphans()).toEqual([]);
+  // Attached by an untraced client, the tree's trace id is its root id's hex digits.
+  expect(trace.one('root-run').traceId).toBe(root.id.slice('thread_'.length));
   expect(trace.ofType('turn', { 'gen_ai.agent.id': root.id })).toHaveLength(1);
   expect(trace.ofType('create-agent')).toHaveLength(1);
   // The turn that was waiting for the answer when the worker died: one span, asked before, answered after.
-  const turn = trace.one('turn', { 'gen_ai.agent.id': asker.id });
+  const turn = trace.one('turn', { 'gen_ai.agent.id': asker.id, 'agents_kit.turn': 1 });
   expect(turn.events.map((event) => event.name)).toEqual(['approval-request', 'approval-response']);
   const tools = trace.ofType('tool-call', { 'gen_ai.agent.id': asker.id });
   expect(tools).toHaveLength(2);
   expect(tools.every((span) => trace.parentOf(span)?.spanId === turn.spanId)).toBe(true);
   expect(trace.lineage(turn)).toEqual(['turn', 'thread', 'create-agent', 'turn', 'root-run']);
-  expect(new Set(trace.spans.map((span) => span.serviceName))).toEqual(new Set(['agents-kit-crash-worker']));
+  const cliSend = trace.one('message-send', { 'agents_kit.message.recipient': asker.id });
+  expect(cliSend.serviceName).toBe('agents-kit-cli-test');
+  const received = trace.one('message-receive', { 'agents_kit.message.recipient': asker.id });
+  expect(received.links).toEqual([expect.objectContaining({ spanId: cliSend.spanId })]);
+  expect(received.serviceName).toBe('agents-kit-crash-worker');
 }, 300_000);
 
 test('histories recorded with tracing on replay on workers without it', async () => {

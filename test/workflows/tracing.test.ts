@@ -4,6 +4,7 @@
 // collector must hold one connected tree: attach → root run → turn → create_agent → thread → turn →
 // model and tool calls; the approval as events of the writer's turn; each message as a link.
 import { Client } from '@temporalio/client';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import { resolveNotification } from '../../client/conversations';
@@ -24,13 +25,14 @@ import {
 } from '../helpers/temporal';
 import { TraceTree } from '../helpers/trace-tree';
 
+const collectorDir = join(dataDir, `collector-${process.pid}`);
 let temporal: TestTemporal;
 let collector: Collector;
 let tracing: Tracing;
 
 beforeAll(async () => {
   // The first run on a machine builds the collector from its Go modules (minutes: printed as it goes).
-  collector = await startCollector(join(dataDir, `collector-${process.pid}`));
+  collector = await startCollector(collectorDir);
   tracing = await createTracing({
     endpoint: `${collector.endpoint}/v1/traces`,
     serviceName: 'agents-kit-tracing-test',
@@ -42,6 +44,7 @@ afterAll(async () => {
   await temporal?.close();
   await tracing?.shutdown();
   await collector?.stop();
+  rmSync(collectorDir, { recursive: true, force: true });
 });
 
 async function nextInteraction(
