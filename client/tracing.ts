@@ -37,6 +37,20 @@ export interface Tracing {
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
+/** The last `capacity` ids seen: `add` says whether an id is new. */
+class RecentIds {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly capacity: number) {}
+
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > this.capacity) this.ids.delete(this.ids.values().next().value!);
+    return true;
+  }
+}
+
 /** Resolves when `work` settles or after `ms`, whichever is first (the timer never holds the process). */
 async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -84,6 +98,7 @@ export async function createTracing(options: TracingOptions = {}): Promise<Traci
     exportTimeoutMillis: 10_000,
   });
   const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
+  const exported = new RecentIds(100_000);
   let closed = false;
   return {
     tracer: provider.getTracer(instrumentationScope.name, instrumentationScope.version),
@@ -92,7 +107,10 @@ export async function createTracing(options: TracingOptions = {}): Promise<Traci
       if (closed) return;
       for (const raw of spans) {
         const span = readableSpanOf(raw, resource, origin);
-        if (span) processor.onEnd(span);
+        // A workflow task the server refused (a completion that raced a new event) runs again, and
+        // ends its spans again with the same ids: each is exported once.
+        if (span && exported.add(`${span.spanContext().traceId}/${span.spanContext().spanId}`))
+          processor.onEnd(span);
       }
     },
     forceFlush: (timeoutMs = 5_000) => atMost(provider.forceFlush(), timeoutMs),

@@ -19,6 +19,8 @@ export const TraceSpanType = {
   messageSend: 'message-send',
   messageReceive: 'message-receive',
   control: 'control',
+  /** A request from outside the tree's trace (a client's), linked to the caller. */
+  request: 'request',
 } as const;
 export type TraceSpanType = (typeof TraceSpanType)[keyof typeof TraceSpanType];
 

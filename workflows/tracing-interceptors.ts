@@ -82,23 +82,47 @@ class TracingInbound implements WorkflowInboundCallsInterceptor {
     const remote = tracer && WorkflowTracer.contextIn(input.headers);
     if (!tracer || !remote || input.signalName !== controlRequestSignal.name) return next(input);
     const send = controlSendOf(input.args);
-    // An operation other than a message runs in its sender's context: what it starts (a spawn's
-    // child) is the sender's doing.
-    if (send.operation !== 'send-message') return tracer.within(remote, () => next(input));
-    return this.receive(tracer, `signal-in:${++this.received}`, send, remote, () => next(input));
+    const key = `signal-in:${++this.received}`;
+    if (send.operation !== 'send-message')
+      return this.handle(tracer, key, send.operation, remote, () => next(input));
+    return this.receive(tracer, key, send, remote, () => next(input));
   };
 
   handleUpdate: NonNullable<WorkflowInboundCallsInterceptor['handleUpdate']> = (input, next) => {
     const tracer = WorkflowTracer.current();
     const remote = tracer && WorkflowTracer.contextIn(input.headers);
     if (!tracer || !remote) return next(input);
-    if (input.name !== sendMessageUpdate.name) return tracer.within(remote, () => next(input));
+    if (input.name !== sendMessageUpdate.name)
+      return this.handle(tracer, `update:${input.updateId}`, input.name, remote, () => next(input));
     const [capability, request] = input.args as [{ threadId?: unknown } | undefined, unknown];
     const send = controlSendOf([
       { from: capability, operation: { type: 'send-message', request }, operationId: input.updateId },
     ]);
     return this.receive(tracer, `update:${input.updateId}`, send, remote, () => next(input));
   };
+
+  /**
+   * An operation other than a message. From the tree's own trace (a thread's request to the root) it
+   * runs in its sender's context, so what it starts (a spawn's child) is the sender's doing; from another
+   * trace (a client's request) it gets a span of the tree's trace linked to the caller's, so a tree's
+   * spans stay in one trace however many requests of a backend act on it.
+   */
+  private handle<Result>(
+    tracer: WorkflowTracer,
+    key: string,
+    operation: string,
+    remote: SpanContext,
+    handle: () => Promise<Result>,
+  ): Promise<Result> {
+    if (remote.traceId === tracer.run.context.traceId) return tracer.within(remote, handle);
+    const span = tracer.startSpan(key, `handle ${operation}`, {
+      kind: 'consumer',
+      parent: tracer.run.context,
+      attributes: { 'agents_kit.span': TraceSpanType.request, 'agents_kit.operation': operation },
+      links: [{ ...remote, attributes: { 'agents_kit.link': 'caller' } }],
+    });
+    return tracer.endWhenSettled(span, tracer.within(span, handle));
+  }
 
   /** A message's arrival: a span of this run linked to the sender's span (SPEC S11.2: messages as links). */
   private receive<Result>(

@@ -82,6 +82,8 @@ export interface Collector {
   /** The OTLP/HTTP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
   endpoint: string;
   spans(): ReceivedSpan[];
+  /** The spans once nothing new has arrived for half a second (after the exporters have flushed). */
+  settledSpans(): Promise<ReceivedSpan[]>;
   stop(): Promise<void>;
 }
 
@@ -126,6 +128,15 @@ export async function startCollector(dir: string): Promise<Collector> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans: () => readSpans(output),
+    async settledSpans() {
+      let previous = -1;
+      for (;;) {
+        const spans = readSpans(output);
+        if (spans.length === previous) return spans;
+        previous = spans.length;
+        await new Promise((done) => setTimeout(done, 500));
+      }
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
