@@ -234,3 +234,89 @@ test('a tree traces as one connected trace: threads, turns, model and tool calls
     await running;
   }
 }, 240_000);
+
+test('a thread that continues as new: one span per run, each linked to the one before, all under its spawn', async () => {
+  const taskQueue = uniqueTaskQueue('tracing-can');
+  const worker = await createAgentWorker({
+    connection: temporal.nativeConnection,
+    taskQueue,
+    activities: createActivities(),
+    workflows: { workflowBundle: { codePath: workflowBundlePath() } },
+    tracing,
+  });
+  const running = worker.run();
+  try {
+    const client = new Client({
+      connection: temporal.client.connection,
+      interceptors: tracingInterceptors(tracing.tracer),
+    });
+    const service = await ThreadService.attach(client, {
+      taskQueue,
+      owner: 'tests',
+      grant: { owner: 'tests', idleTimeoutMs: 600_000 },
+      root: {
+        task: 'host',
+        name: 'root',
+        kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'ok' }]] },
+      },
+      continueAsNewAfterEvents: 100,
+    });
+    const talker = await service.rootControls().spawn({
+      task: 'talk',
+      name: 'talker',
+      kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'heard {{inbox}}' }]] },
+    });
+    const runs = async () => {
+      let count = 0;
+      for await (const _ of client.workflow.list({ query: `WorkflowId = "${talker.id}"` })) count++;
+      return count;
+    };
+    let turns = 1;
+    await untilTurns(service, talker.id, turns);
+    while ((await runs()) < 3 && turns < 60) {
+      await service
+        .rootControls()
+        .sendMessage({ recipient: talker.id, content: `m${turns}`, triggerTurn: true });
+      await untilTurns(service, talker.id, ++turns);
+    }
+    expect(await runs()).toBeGreaterThanOrEqual(3);
+    await service.shutdown();
+    await eventually(
+      async () => new TraceTree(collector.spans()),
+      (tree) =>
+        tree.ofType('thread', { 'gen_ai.agent.id': talker.id, 'agents_kit.run.end': 'completed' }).length > 0,
+      'the talker’s last run at the collector',
+      60_000,
+    );
+    worker.shutdown();
+    await running;
+    await tracing.forceFlush();
+    const trace = new TraceTree(await collector.settledSpans());
+    expect(trace.duplicates()).toEqual([]);
+    expect(trace.orphans()).toEqual([]);
+    const threadRuns = trace
+      .ofType('thread', { 'gen_ai.agent.id': talker.id })
+      .sort((first, second) => Number(BigInt(first.startTimeUnixNano) - BigInt(second.startTimeUnixNano)));
+    expect(threadRuns.length).toBe(await runs());
+    const spawn = trace.one('create-agent', { 'gen_ai.agent.id': talker.id });
+    threadRuns.forEach((run, index) => {
+      expect(run.parentSpanId).toBe(spawn.spanId);
+      expect(run.attributes['agents_kit.run.end']).toBe(
+        index === threadRuns.length - 1 ? 'completed' : 'continued-as-new',
+      );
+      expect(run.links).toEqual(
+        index === 0 ? [] : [expect.objectContaining({ spanId: threadRuns[index - 1]!.spanId })],
+      );
+    });
+    // Every turn once, under the run that played it.
+    const talkerTurns = trace.ofType('turn', { 'gen_ai.agent.id': talker.id });
+    expect(
+      talkerTurns.map((span) => span.attributes['agents_kit.turn']).sort((a, b) => Number(a) - Number(b)),
+    ).toEqual(Array.from({ length: turns }, (_, index) => index + 1));
+    const runIds = new Set(threadRuns.map((run) => run.spanId));
+    expect(talkerTurns.every((span) => runIds.has(span.parentSpanId))).toBe(true);
+  } finally {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+  }
+}, 300_000);
