@@ -5,7 +5,9 @@ import type { SpanAttributes, SpanKind } from './trace-span';
  * inputs and results that the workflow interceptors see. Names and attributes follow OpenTelemetry's
  * GenAI semantic conventions where they define one (`gen_ai.*`: agent, chat, tool execution, usage);
  * what they do not define is under `agents_kit.*`. Pure readers of raw values: a shape they do not know
- * gives fewer attributes, never an error.
+ * gives fewer attributes, never an error. No span carries a task, prompt, message, tool input or answer
+ * (the GenAI conventions make content opt-in, and a trace backend sits outside the payload codec): ids,
+ * names, paths, tool names, models, token counts and outcomes only.
  */
 
 /** The kinds of agents-kit span (`agents_kit.span`), what a query for the tree's shape filters on. */
@@ -79,7 +81,6 @@ export function runSpanOf(workflowType: string, args: readonly unknown[]): RunSp
         'agents_kit.span': TraceSpanType.thread,
         'gen_ai.agent.id': text(thread.id),
         'gen_ai.agent.name': text(thread.name) ?? path,
-        'gen_ai.agent.description': text(spec.task)?.slice(0, 200),
         'agents_kit.thread.path': path,
         'agents_kit.root_id': text(thread.rootId),
         'agents_kit.parent_id': text(thread.parentId),

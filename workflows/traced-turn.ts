@@ -28,7 +28,6 @@ export function tracedTurn(kernel: Kernel, context: TurnContext): Promise<TurnAn
   const ask: TurnContext['ask'] = (request) => {
     span.addEvent('approval-request', {
       'agents_kit.interaction.kind': request.kind,
-      'agents_kit.interaction.prompt': request.prompt.slice(0, 500),
       ...(request.tool ? { 'gen_ai.tool.name': request.tool.name } : {}),
     });
     const answer = context.ask(request);
@@ -40,7 +39,6 @@ export function tracedTurn(kernel: Kernel, context: TurnContext): Promise<TurnAn
             ? {
                 'agents_kit.interaction.kind': request.kind,
                 'agents_kit.approval.approved': given.approved,
-                ...(given.reason ? { 'agents_kit.approval.reason': given.reason.slice(0, 500) } : {}),
               }
             : { 'agents_kit.interaction.kind': request.kind },
         ),
