@@ -14,7 +14,10 @@ import {
   tracingSinkName,
   type SpanContext,
 } from '../domain/trace-context';
-import type { FinishedSpan, SpanAttributes, SpanEvent, SpanKind, SpanLink } from '../domain/trace-span';
+// A value import, so the module's schemas are built (and finished) with the shared modules before the
+// SDK freezes them (workflows/shared-modules.ts), though only the worker parses with them.
+import { SpanKind } from '../domain/trace-span';
+import type { FinishedSpan, SpanAttributes, SpanEvent, SpanLink } from '../domain/trace-span';
 
 /** The sink a worker registers for workflow spans (`createAgentWorker` always does). */
 export interface TracingSinks extends Sinks {
@@ -100,7 +103,7 @@ export class WorkflowTracer {
       { traceId: parent?.traceId ?? start.traceId, spanId: this.spanId('run') },
       parent?.spanId,
       name,
-      start.kind ?? 'internal',
+      start.kind ?? SpanKind.internal,
       Date.now(),
       { ...start.attributes },
       start.links ?? [],
@@ -140,7 +143,7 @@ export class WorkflowTracer {
       { traceId: parent.traceId, spanId: this.spanId(key) },
       parent.spanId,
       name,
-      start.kind ?? 'internal',
+      start.kind ?? SpanKind.internal,
       Date.now(),
       { ...start.attributes },
       start.links ?? [],
