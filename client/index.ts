@@ -9,6 +9,8 @@
  * - Every failure is a {@link KitError} with a {@link ErrorKind}; `KitError.is(error)` recognises one
  *   from any copy of the package.
  * - The zod schemas of everything that crosses the API, each with its inferred type of the same name.
+ * - {@link tracingInterceptors} traces what a client does to a tree (SPEC S11.2); {@link createTracing}
+ *   / {@link tracingFromEnvironment} export spans over OTLP.
  *
  * Workers live in `agents-kit/worker`; the workflow code in `agents-kit/workflows`.
  *
@@ -49,6 +51,14 @@ export { usageReport, type ThreadUsageLine, type UsageReport } from './usage';
 export type { Usage, UsageLedger } from '../domain/usage';
 export { LiveCallId, LiveCursor, LiveEnd, type LiveOutputView } from '../domain/live-output';
 export { createEncryptionCodec } from './encryption-codec';
+export {
+  createTracing,
+  tracingFromEnvironment,
+  TracingEnvironment,
+  type Tracing,
+  type TracingOptions,
+} from './tracing';
+export { tracingInterceptors } from './trace-interceptors';
 export { loadCodecKeys } from './codec-keys';
 export { ErrorKind, isErrorKind, KitError } from '../domain/errors';
 export {

@@ -4,6 +4,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { readFileSync } from 'node:fs';
 import { loadCodecKeys } from '../client/codec-keys';
 import { createEncryptionCodec, createKeylessCodec } from '../client/encryption-codec';
+import type { Tracing } from '../client/tracing';
 import type { EnvironmentConfig } from './config';
 
 function connectionOptions(config: EnvironmentConfig) {
@@ -38,11 +39,12 @@ export function configuredCodec(
 /**
  * A client connection to the configured Temporal service (local dev server, cluster or Temporal Cloud),
  * encrypting payloads when `AGENTS_KIT_CODEC_KEYS` is set (SPEC S3.9).
- * `connectTimeoutMs` bounds how long an unreachable server is waited for (the SDK's default is 10 s).
+ * `connectTimeoutMs` bounds how long an unreachable server is waited for (the SDK's default is 10 s);
+ * with `tracing`, what the client does to a tree is traced (SPEC S11.2).
  */
 export async function connectClient(
   config: EnvironmentConfig,
-  options: { connectTimeoutMs?: number } = {},
+  options: { connectTimeoutMs?: number; tracing?: Tracing | undefined } = {},
 ): Promise<Client> {
   const connection = await Connection.connect({
     ...connectionOptions(config),
@@ -55,6 +57,14 @@ export async function connectClient(
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     dataConverter: { payloadCodecs: [codec] },
+    // Loaded only when tracing: a client that does not trace does not load the OpenTelemetry API.
+    ...(options.tracing
+      ? {
+          interceptors: (await import('../client/trace-interceptors')).tracingInterceptors(
+            options.tracing.tracer,
+          ),
+        }
+      : {}),
   });
 }
 

@@ -2,7 +2,9 @@ import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Tracing } from '../client/tracing';
 import { defaultMaxCachedWorkflows } from './heap-cap';
+import { tracingSinks } from './tracing-sink';
 
 /** Where workflow code comes from: the source folder (bundled at start) or a prebuilt bundle. */
 export type WorkflowSource =
@@ -14,11 +16,13 @@ export const workflowsPath = require.resolve('../workflows');
 /**
  * How every agents-kit workflow bundle is built (pass to `bundleWorkflowCode` for a prebuilt one): the
  * workflow code is loaded once per worker thread and shared by all its workflows, frozen
- * (workflows/shared-modules.ts), instead of once per cached workflow.
+ * (workflows/shared-modules.ts), instead of once per cached workflow; its tracing interceptors
+ * (SPEC S11.2) export through the sink `createAgentWorker` registers (`tracingSinks` for other workers).
  */
 export const bundleOptions = {
   workflowsPath,
   preloadModules: [require.resolve('../workflows/shared-modules')],
+  workflowInterceptorModules: [require.resolve('../workflows/tracing-interceptors')],
 };
 
 /**
@@ -48,6 +52,11 @@ export interface AgentWorkerOptions {
    * of the namespace needs the same one.
    */
   codec?: PayloadCodec | undefined;
+  /**
+   * SPEC S11.2: where the spans of the worker's workflows go (`createTracing(...)` or
+   * `tracingFromEnvironment()`); untraced when omitted. Shut it down after the worker stops.
+   */
+  tracing?: Tracing | undefined;
   /** Any other Temporal `WorkerOptions` (interceptors, tuning, …). */
   extra?: Partial<WorkerOptions> | undefined;
 }
@@ -86,8 +95,23 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     ...options.extra,
+    // Bundled at start, the workflows get the tracing interceptors too (a bundle has them built in).
+    ...('workflowsPath' in workflows
+      ? { interceptors: withTracingInterceptors(options.extra?.interceptors) }
+      : {}),
+    sinks: { ...options.extra?.sinks, ...tracingSinks(options.tracing) },
     ...(options.codec ? { dataConverter: withCodec(options.extra?.dataConverter, options.codec) } : {}),
   });
+}
+
+/** `interceptors` with the tracing workflow interceptors first. */
+function withTracingInterceptors(
+  interceptors: WorkerOptions['interceptors'],
+): NonNullable<WorkerOptions['interceptors']> {
+  return {
+    ...interceptors,
+    workflowModules: [...bundleOptions.workflowInterceptorModules, ...(interceptors?.workflowModules ?? [])],
+  };
 }
 
 /** `dataConverter` with `codec` as its last codec (encoding runs the codecs in order: encryption last). */

@@ -15,6 +15,8 @@
  * - {@link createEncryptionCodec} / {@link loadCodecKeys} — AES-256-GCM payload encryption (SPEC S3.9),
  *   for `createAgentWorker({ codec })` and your clients; {@link startCodecServer} — the codec server
  *   the Web UI decrypts with.
+ * - {@link createTracing} / {@link tracingFromEnvironment} — OpenTelemetry spans of the tree over OTLP
+ *   (SPEC S11.2), for `createAgentWorker({ tracing })`; {@link tracingSinks} for a worker built by hand.
  *
  * @example
  * import { NativeConnection } from '@temporalio/worker';
@@ -57,6 +59,8 @@ export { EnvironmentConfig, loadConfig, loadMcpServers } from './config';
 export { configuredCodec, connectClient, connectWorker } from './connect';
 export { CodecKey, loadCodecKeys } from '../client/codec-keys';
 export { createEncryptionCodec, type EncryptionCodecOptions } from '../client/encryption-codec';
+export { createTracing, tracingFromEnvironment, type Tracing, type TracingOptions } from '../client/tracing';
+export { tracingSinks } from './tracing-sink';
 export {
   defaultCodecCorsOrigins,
   defaultCodecMaxBodyBytes,

@@ -8,6 +8,7 @@ import {
 } from '../activities';
 import { loadMcpServers, type EnvironmentConfig } from './config';
 import { createKeylessCodec } from '../client/encryption-codec';
+import { tracingFromEnvironment } from '../client/tracing';
 import { configuredCodec, connectWorker } from './connect';
 import { createAgentWorker, type WorkflowSource } from './create-worker';
 
@@ -24,12 +25,15 @@ export interface RunWorkerOptions {
  * Runs one agents-kit worker on the configured Temporal and task queue until it is shut down.
  * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM (in-flight tasks finish first), and then
  * this resolves; the connection and the MCP servers' connections (stdio servers stopped) are closed
- * either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are encrypted (SPEC S3.9).
+ * either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are encrypted (SPEC S3.9); with
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) set, the tree's spans are exported over
+ * OTLP (SPEC S11.2), flushed when the worker stops.
  */
 export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
   // The model configuration is validated before anything connects (SPEC S8.3).
   const model = createModelProvider(loadModelConfig());
   const prices = loadModelPrices();
+  const tracing = await tracingFromEnvironment(process.env, { serviceName: 'agents-kit-worker' });
   // Without keys, encrypted payloads fail with an error that says to set them (see connectClient).
   const codec = configuredCodec(config) ?? createKeylessCodec();
   const mcpServers = loadMcpServers(config);
@@ -45,11 +49,13 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
       activities: createActivities({ model, prices, ...(mcp ? { mcp } : {}) }),
       ...(workflows ? { workflows } : {}),
       codec,
+      tracing,
     });
     onReady?.(worker);
     await worker.run();
   } finally {
     await mcp?.close();
     await connection.close();
+    await tracing?.shutdown();
   }
 }

@@ -13,13 +13,15 @@ function isExecutable(path: string | undefined): path is string {
   );
 }
 
-function goBinary(): string | undefined {
+/** The `go` command: on PATH or where Go installs itself. */
+export function goBinary(): string | undefined {
   return ['go', '/usr/local/go/bin/go'].find(
     (candidate) => spawnSync(candidate, ['version'], { stdio: 'ignore' }).status === 0,
   );
 }
 
-function goBinDir(go: string): string | undefined {
+/** Where `go install` puts binaries (GOBIN, else the first GOPATH entry's bin). */
+export function goBinDir(go: string): string | undefined {
   const out = spawnSync(go, ['env', 'GOBIN', 'GOPATH'], { encoding: 'utf8' });
   if (out.status !== 0) return undefined;
   const [gobin, gopath] = out.stdout.split('\n');

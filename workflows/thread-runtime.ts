@@ -21,6 +21,7 @@ import { carriedResultBytes, clipToBytes, fitMemory, maxTurnResultBytes } from '
 import type { ToolApproval } from './approval-gate';
 import type { AgentControls, Kernel } from './kernel';
 import { KeptTimer } from './kept-timer';
+import { tracedTurn } from './traced-turn';
 import type { ThreadConversation } from './thread-conversation';
 
 const toolRetry = {
@@ -138,7 +139,7 @@ export class ThreadLoop {
     let outcome: TurnOutcome;
     try {
       const answer = await scope.run(() =>
-        this.ports.kernel.runTurn({
+        tracedTurn(this.ports.kernel, {
           thread: this.thread(),
           turn,
           inbox,

@@ -18,14 +18,26 @@ export interface CliSession {
 /** How long a command waits for Temporal to answer before saying it cannot reach it. */
 export const connectTimeoutMs = 3_000;
 
-/** Connects to the configured Temporal; an unreachable server is an Integration error naming the address. */
+/**
+ * Connects to the configured Temporal; an unreachable server is an Integration error naming the address.
+ * With OTEL_EXPORTER_OTLP_ENDPOINT set, the command's client calls are traced (SPEC S11.2), flushed at close.
+ */
 export async function openSession(config: EnvironmentConfig): Promise<CliSession> {
-  const { connectClient } = await import('../connect');
+  const [{ connectClient }, { tracingFromEnvironment }] = await Promise.all([
+    import('../connect'),
+    import('../../client/tracing'),
+  ]);
   const address = config.TEMPORAL_ADDRESS;
+  const tracing = await tracingFromEnvironment(process.env, { serviceName: 'agents-kit-cli' });
   try {
-    const client = await connectClient(config, { connectTimeoutMs });
-    return { config, client, close: () => client.connection.close() };
+    const client = await connectClient(config, { connectTimeoutMs, tracing });
+    const close = async () => {
+      await client.connection.close();
+      await tracing?.shutdown();
+    };
+    return { config, client, close };
   } catch (error) {
+    await tracing?.shutdown();
     throw new KitError(
       ErrorKind.Integration,
       `cannot reach Temporal at ${address}: ${whyUnreachable(error)}`,
