@@ -1,4 +1,4 @@
-import { log, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { isCancellation, log, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
   ApprovalPolicy,
@@ -144,6 +144,8 @@ export class ApprovalGate implements ToolApproval {
     try {
       this.apply(ApprovalPolicy.parse(await this.ports.remember(tool, by)));
     } catch (error) {
+      // An interrupt while the root answered ends the turn: the call does not run.
+      if (isCancellation(error)) throw error;
       // The call itself was approved and runs; only the "always" part did not take.
       const reason = kitErrorFromFailure(error)?.message ?? String(error);
       log.warn('a remembered approval was not taken by the root run', { tool, error: reason });

@@ -47,8 +47,8 @@ async function askAtTerminal(
       ? `${body.prompt} (${body.tool.name} ${JSON.stringify(body.tool.input)})`
       : body.prompt;
     // `a`: always allow this tool for the rest of the run (SPEC S11.4), offered for tool calls only.
-    const always = body.tool ? '/a=always' : '';
-    const reply = (await terminal.question(`approval requested: ${what}\napprove? [y/N${always}] `)).trim();
+    const always = body.tool ? ` (a: always allow ${body.tool.name} for this run)` : '';
+    const reply = (await terminal.question(`approval requested: ${what}\napprove? [y/N]${always} `)).trim();
     const remember = body.tool !== undefined && /^a(lways)?$/i.test(reply);
     const approved = remember || /^y(es)?$/i.test(reply);
     say(
