@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * How MCP tools are named to models and allow-lists (SPEC S11.1): `<server>__<tool>`. A server's name
  * may not contain `__`, so the text before the first `__` always names the server, and the name of a
@@ -29,8 +27,6 @@ export const isMcpServerName = (name: string): boolean =>
 export const mcpServerNameRule = `1-${maxMcpServerName} characters of A-Z, a-z, 0-9, - and single _ (not __, not first or last), like "github" or "web-search"`;
 
 /** An MCP server's name in the worker's configuration: the namespace of its tools. */
-export const McpServerName = z.string().refine(isMcpServerName, `expected ${mcpServerNameRule}`);
-export type McpServerName = z.infer<typeof McpServerName>;
 
 /** The server part of a namespaced tool name (`files` of `files__read`), or undefined when it has none. */
 export function mcpServerOf(toolName: string): string | undefined {

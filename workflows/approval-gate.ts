@@ -37,9 +37,15 @@ export interface GatedCall {
 export type ApprovalVerdict =
   { approved: true } | { approved: false; reason: string } | { approved: 'declared' };
 
+/** Told when the gate asks a person and when the answer comes (the turn's trace events, SPEC S11.2). */
+export interface ApprovalWatch {
+  asked(call: GatedCall): void;
+  answered(call: GatedCall, approved: boolean): void;
+}
+
 /** The gate as a kernel sees it (TurnContext.approval). */
 export interface ToolApproval {
-  check(call: GatedCall): Promise<ApprovalVerdict>;
+  check(call: GatedCall, watch?: ApprovalWatch): Promise<ApprovalVerdict>;
 }
 
 /** What a tool call a person denied gives the kernel instead of the tool's output (a result, not a crash). */
@@ -99,7 +105,7 @@ export class ApprovalGate implements ToolApproval {
     }
   }
 
-  async check(call: GatedCall): Promise<ApprovalVerdict> {
+  async check(call: GatedCall, watch?: ApprovalWatch): Promise<ApprovalVerdict> {
     let decision = decideApproval(this.current, call.name, call.declared);
     let declared = call.declared;
     if (decision.ask === true && declared === undefined) {
@@ -113,6 +119,7 @@ export class ApprovalGate implements ToolApproval {
     const why =
       decision.because === 'always-ask' ? ` (the approval policy always asks for ${call.name})` : '';
     let requestId: string | undefined;
+    watch?.asked(call);
     const { answer, by } = await (async () => {
       try {
         return await this.ports.conversation.raise(
@@ -130,6 +137,7 @@ export class ApprovalGate implements ToolApproval {
         if (requestId) this.waiting.delete(requestId);
       }
     })();
+    watch?.answered(call, answer.type === 'approval' && answer.approved);
     if (answer.type !== 'approval' || !answer.approved)
       return {
         approved: false,

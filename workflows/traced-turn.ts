@@ -46,7 +46,26 @@ export function tracedTurn(kernel: Kernel, context: TurnContext): Promise<TurnAn
     );
     return answer;
   };
-  const answer = tracer.within(span, () => kernel.runTurn({ ...context, ask }));
+  // The approval gate (runs with an approval policy) asks through the conversation itself.
+  const gate = context.approval;
+  const approval = gate && {
+    check: (call: Parameters<typeof gate.check>[0]) =>
+      gate.check(call, {
+        asked: () =>
+          span.addEvent('approval-request', {
+            'agents_kit.interaction.kind': 'approval',
+            'gen_ai.tool.name': call.name,
+          }),
+        answered: (_, approved) =>
+          span.addEvent('approval-response', {
+            'agents_kit.interaction.kind': 'approval',
+            'agents_kit.approval.approved': approved,
+          }),
+      }),
+  };
+  const answer = tracer.within(span, () =>
+    kernel.runTurn({ ...context, ask, ...(approval ? { approval } : {}) }),
+  );
   return tracer.endWhenSettled(span, answer, {
     value: (given) =>
       span.setAttributes({ 'agents_kit.turn.status': 'completed', 'agents_kit.tokens': given.tokens }),

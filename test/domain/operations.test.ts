@@ -103,6 +103,7 @@ test("each workflow serves the client updates of the rows its owner has: a threa
   const served = new Set<string>([...threadUpdateTypes, ...rootUpdateTypes]);
   const byQuery = operationTypes.filter((type) => 'query' in controlOperations[type]);
   const internal = operationTypes.filter((type) => !served.has(type) && !byQuery.includes(type));
-  // Charges and reservations are the tree's own: no client update performs them.
-  expect(internal).toEqual(['charge', 'reserve']);
+  // Charges, reservations and remembered approvals (a thread asking its root) are the tree's own: no
+  // client update performs them.
+  expect(internal).toEqual(['charge', 'reserve', 'remember-approval']);
 });

@@ -1,13 +1,7 @@
 // SPEC S4.1, S11.1: one allow-list rule for every tool (built-in, user, MCP `server__tool`), and a
 // child's tools are never more than its parent's.
 import fc from 'fast-check';
-import {
-  isMcpServerName,
-  isProviderToolName,
-  McpServerName,
-  mcpServerOf,
-  sanitizeToolPart,
-} from '../../domain/mcp-names';
+import { isMcpServerName, isProviderToolName, mcpServerOf, sanitizeToolPart } from '../../domain/mcp-names';
 import * as schemas from '../../domain/schemas';
 import { allowsTool, allTools, narrowTools } from '../../domain/tool-allow-list';
 
@@ -73,14 +67,12 @@ describe('MCP tool names', () => {
 
   test.each(['github', 'web-search', 'a', 'my_server', 'A1-b_c'])('%s is a server name', (name) => {
     expect(isMcpServerName(name)).toBe(true);
-    expect(McpServerName.safeParse(name).success).toBe(true);
   });
 
   test.each(['', 'bad__name', '_x', 'x_', '-x', 'has space', 'a.b', 'x'.repeat(33)])(
     '%j is not a server name',
     (name) => {
       expect(isMcpServerName(name)).toBe(false);
-      expect(McpServerName.safeParse(name).success).toBe(false);
     },
   );
 
