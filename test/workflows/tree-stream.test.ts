@@ -108,7 +108,8 @@ test('a 3-level tree of 21 threads streams in causal order, resumable, and reada
     grant: { owner: 'tests', maxConcurrent: 50, maxTotal: 50, maxDepth: 3 },
   });
   const runKey = service.capability;
-  const allEnded = (events: TreeEvent[]) => ended(events) >= 20;
+  // All 21 ended, the root last: its shutdown notifications come after its children's ends.
+  const allEnded = (events: TreeEvent[]) => ended(events) >= 21;
   const straight = read(service.rootThreadId, runKey, allEnded);
   const resumed = read(service.rootThreadId, runKey, allEnded, [3, 9, 20, 40, 70]);
   // A forged publish to the root's conversation, proven by nobody: in its history, not in the stream.
