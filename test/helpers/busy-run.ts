@@ -31,12 +31,19 @@ export interface BusyRunOptions {
   fault: (index: number, rootThreadId: string) => Promise<void>;
   /** Called once everything is quiet, before the final observations, to let the caller ensure a worker runs. */
   settle?: () => Promise<void>;
+  /**
+   * Also spawn a model-kernel thread whose first turn calls the `word_count` tool activity: one before
+   * the faults and one after them. Their first answers come back in {@link BusyRunResult.counted}.
+   */
+  counters?: boolean;
 }
 
 export interface BusyRunResult {
   log: LogEntry[];
   rootThreadId: string;
   durationMs: number;
+  /** With `counters`: each counter thread's first answer, the one spawned before the faults first. */
+  counted: { name: string; answer: string }[];
 }
 
 /** Runs the busy scenario and returns its log (the caller checks it with checkRun). */
@@ -122,6 +129,27 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
       ],
     },
   });
+
+  const counter = (name: string): SpawnRequestInput => ({
+    requestId: newId('request', randomUUID),
+    name,
+    task: 'count the words of this task',
+    tools: ['word_count'],
+    kernel: { type: 'model' },
+  });
+  const counters = options.counters ? [await spawnLogged(counter('counter-before'))] : [];
+  const firstAnswer = async (thread: AgentThread) => {
+    const outcome = await eventually(
+      async () =>
+        (await retrying(() => root.wait({ threadIds: [thread.id], timeoutMs: 10_000 }))).outcomes[0],
+      (found) => found?.latestTurn !== undefined,
+      `${thread.name}'s first turn`,
+      60_000,
+    );
+    return { name: thread.name, answer: outcome?.latestTurn?.result ?? '' };
+  };
+  // The one before the faults answers before they start.
+  const counted = await Promise.all(counters.map(firstAnswer));
 
   // The person watching the talker's conversation (turns, results, an approval per turn): answers each
   // approval, and drops the receiver (without ack) every 5 items.
@@ -220,13 +248,14 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
   }
   await pendingFault;
   await options.settle?.();
+  if (options.counters) counters.push(await spawnLogged(counter('counter-after')));
 
   // Quiet down: every thread idle (its approvals answered), every acknowledged message delivered.
   await eventually(
     async () =>
       (await retrying(() => root.listThreads())).filter((thread) => thread.id !== service.rootThreadId),
     (threads) =>
-      threads.length === 3 &&
+      threads.length === 3 + counters.length &&
       threads.every((thread) => thread.status === 'idle' && thread.turnsStarted === thread.turnsCompleted),
     'every thread idle',
     45_000,
@@ -246,6 +275,7 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
       received: view.received.map(({ id, seq, sender, content }) => ({ id, seq, sender, content })),
     });
   }
+  if (counters[1]) counted.push(await firstAnswer(counters[1]));
   log.push({ type: 'root-messages', messages: await retrying(() => service.takeRootMessages()) });
   log.push({ type: 'snapshot', snapshot: await retrying(() => service.snapshot()) });
   // Let the watcher see the last notifications, then stop it.
@@ -254,7 +284,7 @@ export async function runBusyRun(options: BusyRunOptions): Promise<BusyRunResult
   await watcher;
   log.push({ type: 'shutdown', report: await retrying(() => service.shutdown()) });
   log.push({ type: 'snapshot', snapshot: await retrying(() => service.snapshot()) });
-  return { log, rootThreadId: service.rootThreadId, durationMs: Date.now() - started };
+  return { log, rootThreadId: service.rootThreadId, durationMs: Date.now() - started, counted };
 }
 
 /** Retries a call while it fails with a retryable KitError (Timeout, Integration): the fault may be ongoing. */

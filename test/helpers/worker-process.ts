@@ -45,6 +45,18 @@ export class WorkerProcess {
     return Boolean(this.child && this.child.exitCode === null && this.child.signalCode === null);
   }
 
+  /**
+   * SIGTERM, as a deploy stops a worker: the SDK's shutdown stops polling, lets the tasks it holds finish
+   * (activities get the child's shutdown grace time) and the process exits. Resolves with its exit code.
+   */
+  async drain(): Promise<number | null> {
+    const child = this.child;
+    if (!child || !this.alive) return null;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return exited;
+  }
+
   /** SIGKILL: no shutdown, no flush, whatever the worker was doing is cut off. */
   async kill(): Promise<void> {
     const child = this.child;
