@@ -1,5 +1,6 @@
 // SPEC S7.4: the golden histories recorded by scripts/record-histories.ts replay against today's
 // workflow code without non-determinism, and a deliberately non-deterministic change is caught.
+import { quietLogger } from '../helpers/quiet-logger';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import * as workflowTypes from '../../workflows';
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -17,15 +18,6 @@ const fixtures = readdirSync(fixturesDir)
     file,
     ...(JSON.parse(readFileSync(join(fixturesDir, file), 'utf8')) as HistoryFixture),
   }));
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: (message: string) => console.error(message),
-};
 
 test('the fixtures cover every workflow type, continue-as-new included', () => {
   const types = new Set(fixtures.map((fixture) => fixture.workflowType));

@@ -19,18 +19,11 @@ import { checkRun } from '../helpers/checker';
 import { runBusyRun, seededRandom } from '../helpers/busy-run';
 import { testServerAddress, uniqueTaskQueue, workflowBundlePath } from '../helpers/temporal';
 import { WorkerProcess } from '../helpers/worker-process';
+import { quietLogger } from '../helpers/quiet-logger';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const seed = Number(process.env.AGENTS_KIT_CRASH_SEED ?? Date.now() % 1_000_000);
-const quiet = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: (message: string) => console.error(message),
-};
 let connection: Connection;
 const workers: WorkerProcess[] = [];
 let buildB: string;
@@ -41,7 +34,7 @@ async function bundleWith(module: string): Promise<string> {
   const { code } = await bundleWorkflowCode({
     ...bundleOptions,
     workflowInterceptorModules: [...bundleOptions.workflowInterceptorModules, require.resolve(module)],
-    logger: quiet,
+    logger: quietLogger,
   });
   return code;
 }
