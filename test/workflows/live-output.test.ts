@@ -52,6 +52,15 @@ const ended = (events: LiveOutputEvent[]) => events.some((event) => event.type =
 async function historyOf(workflowId: string) {
   return (await temporal.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 }
+type HistoryEvent = Awaited<ReturnType<typeof historyOf>>[number];
+const isTaskBookkeeping = (event: HistoryEvent) =>
+  Boolean(
+    event.workflowTaskScheduledEventAttributes ??
+    event.workflowTaskStartedEventAttributes ??
+    event.workflowTaskCompletedEventAttributes ??
+    event.workflowTaskTimedOutEventAttributes ??
+    event.workflowTaskFailedEventAttributes,
+  );
 async function liveSignalsOf(threadId: string): Promise<number> {
   const events = await historyOf(relatedId('conversation', threadId));
   return events.filter(
@@ -72,7 +81,7 @@ async function spawnModelThread(service: ThreadService, task: string) {
 
 test('a watcher sees the text in batches, in order, as it streams; the agent history has no delta', async () => {
   const service = await attachRun(temporal.client, taskQueue);
-  const counts: Record<number, number> = {};
+  const kinds: Record<number, string[]> = {};
   for (const length of [10, 120]) {
     // Held before the first byte until the watcher is there, then a word every 10 ms.
     policy = () => ({ text: words(length), delayMs: 1_500, chunkDelayMs: 10 });
@@ -97,10 +106,15 @@ test('a watcher sees the text in batches, in order, as it streams; the agent his
     const signals = await liveSignalsOf(thread.id);
     expect(signals).toBeGreaterThanOrEqual(1);
     if (length === 120) expect(signals).toBeLessThan(length / 2);
-    counts[length] = (await historyOf(thread.id)).length;
+    kinds[length] = (await historyOf(thread.id))
+      .filter((event) => !isTaskBookkeeping(event))
+      .map((event) => String(event.eventType))
+      .sort();
   }
-  // The agent's own history is the same whatever the call streamed.
-  expect(counts[120]).toBe(counts[10]);
+  // The agent's own history is the same whatever the call streamed. Workflow task events are left
+  // out: a task retried on a loaded machine (a sticky queue's timeout, a signal landing during a
+  // task) adds some to either run, and none of them carries output.
+  expect(kinds[120]).toEqual(kinds[10]);
 });
 
 test('a watcher that connects mid-call gets the text so far, then the rest; after the call, the whole text', async () => {
