@@ -262,6 +262,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
 
   const exit = await loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: () => lifetime.due });
   if (exit === 'continue-as-new') {
+    await lifetime.ripen();
     lifetime.releasing = true;
     watch.release();
     await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());

@@ -362,7 +362,8 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     await signalQuietly(page.workflowId, pageRequestSignal);
   }
 
-  const timeToContinue = () => lifetime.due;
+  // While it waits out its minimal lifetime, the run keeps serving, cutting and requesting pages.
+  const timeToContinue = () => lifetime.due && !lifetime.ageingToContinue;
   const pageWork = () => journal.backlog.hasPageToCut() || pageToRequest() !== undefined;
   // SPEC S5.10: once its thread has ended, a thread's conversation completes when its backlog has been
   // read and acknowledged to the end, or when the retention period has passed.
@@ -383,7 +384,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       await condition(allHandlersFinished);
       return;
     }
-    if (timeToContinue()) break;
+    if (timeToContinue() && lifetime.mayContinue()) break;
     await cutPages();
     await requestPage();
   }

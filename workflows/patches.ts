@@ -31,4 +31,11 @@ export const patches = {
    * whatever code its thread ran.
    */
   mirrorSettledByConversation: 'mirrorSettledByConversation',
+  /**
+   * SPEC S7.3: a root run, agent or conversation that is due to continue as new less than
+   * `minimumRunLifetimeMs` after its execution time waits out the rest first (a timer; the run keeps
+   * serving meanwhile), so Temporal never holds its successor's first workflow task back. Asked only on
+   * that path (workflows/run-lifetime.ts), so a run that lived longer pays no marker.
+   */
+  continueAsNewPaced: 'continueAsNewPaced',
 } as const satisfies Readonly<Record<string, string>>;

@@ -278,6 +278,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   for (;;) {
     const exit = await loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit });
     if (exit === 'continue-as-new') {
+      await host.lifetime.ripen();
       host.lifetime.releasing = true;
       watch.release();
       await host.drain();

@@ -1,8 +1,18 @@
-import { currentUpdateInfo, workflowInfo } from '@temporalio/workflow';
+import { condition, currentUpdateInfo, patched, sleep, workflowInfo } from '@temporalio/workflow';
 import { ErrorKind, KitError } from '../domain/errors';
+import { patches } from './patches';
 
 /** Updates one run handles before it continues as new (Temporal refuses more than 2,000 per run). */
 export const maxUpdatesPerRun = 1_500;
+
+/**
+ * How long a run lives, from its execution time, before it continues as new: Temporal's
+ * `history.workflowIdReuseMinimalInterval` (1 s by default) and a margin. A run that continues sooner
+ * gets its successor's first workflow task held back by the difference, counted from the execution
+ * time; an update starts a run's task before that time anyway, so without this runs kept busy by updates
+ * pushed each successor's backoff further, and a run that then got only signals sat for minutes.
+ */
+export const minimumRunLifetimeMs = 1_100;
 
 /**
  * When a long-lived workflow continues as new (SPEC S7.3), shared by the root run, its agents and their
@@ -15,6 +25,8 @@ export const maxUpdatesPerRun = 1_500;
 export class RunLifetime {
   releasing = false;
   updates = 0;
+  private aged = false;
+  private ageing = false;
 
   constructor(
     private readonly continueAsNewAfterEvents: number,
@@ -34,6 +46,38 @@ export class RunLifetime {
       info.historyLength >= this.continueAsNewAfterEvents ||
       this.updates >= this.maxUpdates
     );
+  }
+
+  /** Due, but still waiting out {@link minimumRunLifetimeMs} (the run goes on serving meanwhile). */
+  get ageingToContinue(): boolean {
+    return this.ageing && !this.aged;
+  }
+
+  /**
+   * True once this run has lived {@link minimumRunLifetimeMs} from its execution time. Before that it
+   * starts one timer (behind a patch, so histories from before it replay as they ran) and answers false
+   * until the timer fires. Call it from workflow code when {@link due}, never from a condition.
+   */
+  mayContinue(): boolean {
+    if (this.aged) return true;
+    if (this.ageing) return false;
+    const info = workflowInfo();
+    // The execution time is the run's start plus its first task's backoff; the first task started no
+    // earlier than the run, so this bound is never before it.
+    const executionTimeBound = info.runStartTime.getTime() + (info.cronScheduleToScheduleInterval ?? 0);
+    const waitMs = executionTimeBound + minimumRunLifetimeMs - Date.now();
+    if (waitMs <= 0 || !patched(patches.continueAsNewPaced)) {
+      this.aged = true;
+      return true;
+    }
+    this.ageing = true;
+    void sleep(waitMs).then(() => (this.aged = true));
+    return false;
+  }
+
+  /** Waits until {@link mayContinue}. */
+  async ripen(): Promise<void> {
+    if (!this.mayContinue()) await condition(() => this.aged);
   }
 
   /** Throws the retryable refusal while the run is continuing as new (call it in validators). */

@@ -8,6 +8,7 @@ import { newId, relatedId } from '../../domain/ids';
 import { mailboxQuery } from '../../domain/messages';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { failedTasks as failedTasksOf } from '../helpers/task-answers';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('hostile');
@@ -36,12 +37,10 @@ const junk = (): unknown[] => [
 const signal = (client: Client, workflowId: string, name: string, payload: unknown) =>
   client.workflow.getHandle(workflowId).signal<[unknown]>(name, payload);
 
-/** Event types of every run of a workflow that failed a workflow task. */
+/** The workflow tasks of a workflow's current run that failed (UnhandledCommand is a retry, not one). */
 async function failedTasks(client: Client, workflowId: string): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? [])
-    .filter((event) => event.workflowTaskFailedEventAttributes)
-    .map((event) => String(event.workflowTaskFailedEventAttributes?.failure?.message));
+  return failedTasksOf(history.events ?? []);
 }
 
 test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and its conversation change nothing', async () => {
