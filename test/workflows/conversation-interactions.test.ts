@@ -9,6 +9,7 @@ import { resolveNotificationUpdate } from '../../domain/conversation-messages';
 import { ErrorKind, KitError } from '../../domain/errors';
 import { kitCall } from '../../client/errors';
 import { approvalBody, label, messageBody, newConversation, receiveMany } from '../helpers/conversations';
+import { eventually } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -164,6 +165,12 @@ test('S5 across continue-as-new: backlog, lease, pending interactions and resolv
     });
     expect(label(await next())).toBe(index === 0 ? 'm2' : `later-${index - 1}`);
   }
+  // A run lives a second before it continues as new (test/workflows/continue-as-new-pace.test.ts).
+  await eventually(
+    () => conversationSummary(temporal.client, conversationId),
+    (summary) => summary.generation > generationBefore,
+    'a continue-as-new while the lease is held and the interaction pending',
+  );
   const answer = { type: 'approval', approved: true } as const;
   const resolution = await resolveNotification(temporal.client, first[1]!, answer);
   expect(label(await next())).toBe('later-3');
