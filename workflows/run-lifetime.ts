@@ -25,8 +25,8 @@ export const minimumRunLifetimeMs = 1_100;
 export class RunLifetime {
   releasing = false;
   updates = 0;
-  private aged = false;
-  private ageing = false;
+  /** Toward {@link minimumRunLifetimeMs}: not asked yet, a timer running, or old enough. */
+  private age: 'unchecked' | 'waiting' | 'old-enough' = 'unchecked';
 
   constructor(
     private readonly continueAsNewAfterEvents: number,
@@ -50,7 +50,7 @@ export class RunLifetime {
 
   /** Due, but still waiting out {@link minimumRunLifetimeMs} (the run goes on serving meanwhile). */
   get ageingToContinue(): boolean {
-    return this.ageing && !this.aged;
+    return this.age === 'waiting';
   }
 
   /**
@@ -59,25 +59,24 @@ export class RunLifetime {
    * until the timer fires. Call it from workflow code when {@link due}, never from a condition.
    */
   mayContinue(): boolean {
-    if (this.aged) return true;
-    if (this.ageing) return false;
+    if (this.age !== 'unchecked') return this.age === 'old-enough';
     const info = workflowInfo();
     // The execution time is the run's start plus its first task's backoff; the first task started no
     // earlier than the run, so this bound is never before it.
     const executionTimeBound = info.runStartTime.getTime() + (info.cronScheduleToScheduleInterval ?? 0);
     const waitMs = executionTimeBound + minimumRunLifetimeMs - Date.now();
     if (waitMs <= 0 || !patched(patches.continueAsNewPaced)) {
-      this.aged = true;
+      this.age = 'old-enough';
       return true;
     }
-    this.ageing = true;
-    void sleep(waitMs).then(() => (this.aged = true));
+    this.age = 'waiting';
+    void sleep(waitMs).then(() => (this.age = 'old-enough'));
     return false;
   }
 
   /** Waits until {@link mayContinue}. */
   async ripen(): Promise<void> {
-    if (!this.mayContinue()) await condition(() => this.aged);
+    if (!this.mayContinue()) await condition(() => this.age === 'old-enough');
   }
 
   /** Throws the retryable refusal while the run is continuing as new (call it in validators). */
