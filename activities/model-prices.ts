@@ -9,6 +9,7 @@ const ModelPrice = z
     output: z.number().min(0).max(1e6),
   })
   .strict();
+type ModelPrice = z.infer<typeof ModelPrice>;
 
 /**
  * SPEC S11.3: the worker's price table, `AGENTS_KIT_MODEL_PRICES`: a JSON object from a model (as the
@@ -34,14 +35,18 @@ export function loadModelPrices(environment: Record<string, string | undefined> 
   return parseInput(ModelPrices, parsed, 'AGENTS_KIT_MODEL_PRICES');
 }
 
+/** A model's prices (`provider:model` first, then the bare id); 0 and 0 when the table has none. */
+export function priceOf(prices: ModelPrices, model: { qualified: string; id: string }): ModelPrice {
+  return prices[model.qualified] ?? prices[model.id] ?? { input: 0, output: 0 };
+}
+
 /** What a call cost: its tokens at the model's prices (`provider:model` first, then the bare id). */
 export function costOf(
   prices: ModelPrices,
   model: { qualified: string; id: string },
   usage: Omit<CallUsage, 'costUsd'>,
 ): number {
-  const price = prices[model.qualified] ?? prices[model.id];
-  if (!price) return 0;
+  const price = priceOf(prices, model);
   const cost = (usage.inputTokens * price.input + usage.outputTokens * price.output) / 1e6;
   return Math.round(cost * 1e9) / 1e9;
 }

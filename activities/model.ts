@@ -10,7 +10,7 @@ import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
 import type { LiveTarget } from '../domain/live-output';
 import { LiveOutputSink } from './live-output-sink';
 import { callLanguageModel, type ToolSpec } from './model-call';
-import { costOf, type ModelPrices } from './model-prices';
+import { costOf, priceOf, type ModelPrices } from './model-prices';
 import type { ModelProvider } from './providers';
 import type { McpTool, McpTools } from './mcp-tools';
 import type { ToolDefinition } from './tools';
@@ -62,6 +62,8 @@ function liveSink(target: LiveTarget): LiveOutputSink | undefined {
   return new LiveOutputSink(client, target, context.info.attempt);
 }
 
+const ModelPriceRequest = z.object({ model: z.string().min(1).max(200).optional() }).strict();
+
 /** The model activity: one provider call with the thread's transcript and tool definitions. */
 export function createModelActivities(dependencies: {
   provider: ModelProvider;
@@ -91,6 +93,16 @@ export function createModelActivities(dependencies: {
     ]),
   );
   return {
+    /**
+     * SPEC S11.3: the prices of `model` (the worker's default model when none is named) in the worker's
+     * table, US dollars per million tokens, so a call is held to a budget in dollars before it starts.
+     */
+    async modelPrice(request: { model?: string }): Promise<{ model: string; input: number; output: number }> {
+      const { model } = parseInput(ModelPriceRequest, request, 'model price request');
+      const id = model ?? provider.defaultModel;
+      const qualified = `${provider.name}:${id}`;
+      return { model: qualified, ...priceOf(prices, { qualified, id }) };
+    },
     async callModel(rawInput: ModelCallInput): Promise<ModelCallOutput> {
       const input = parseInput(ModelCallInput, rawInput, 'model call');
       const allowed = tools.filter((candidate) => allowsTool(input.userTools, candidate.name));

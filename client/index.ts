@@ -18,7 +18,8 @@
  * import { ThreadService, KitError } from 'agents-kit';
  * const service = await ThreadService.attach(client, { taskQueue: 'agents-kit', owner: 'svc', root: { task: 'Plan' }, grant: { owner: 'svc' } });
  */
-export { ThreadService, type AttachOptions, type RunCounters } from './thread-service';
+export { ThreadService, type AttachOptions } from './thread-service';
+export type { RunCounters } from '../domain/run-turns';
 export { ThreadControls } from './thread-controls';
 export {
   ConversationNotificationReceiver,

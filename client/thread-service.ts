@@ -34,7 +34,7 @@ import {
   runStateQuery,
 } from '../domain/messages';
 import { unwrapAnswer } from '../domain/control';
-import { usedTokens } from '../domain/run-turns';
+import { runCounters, type RunCounters } from '../domain/run-turns';
 import type { RunSnapshot } from '../domain/run-state';
 import {
   DelegationGrant,
@@ -76,14 +76,6 @@ export interface AttachOptions {
    * `needsApproval`) and tools that always do. Changeable later with {@link ThreadService.setApprovalPolicy}.
    */
   approvalPolicy?: InitialApprovalPolicy;
-}
-
-/** Counters of a root run, read from its durable state. */
-export interface RunCounters {
-  live: number;
-  total: number;
-  tokens: number;
-  admissionOpen: boolean;
 }
 
 /**
@@ -162,7 +154,7 @@ export class ThreadService {
           { key: searchAttributes.status, value: 'pending' },
         ],
         staticSummary: `/root: ${spec.task.length > 180 ? `${spec.task.slice(0, 179)}…` : spec.task}`,
-        staticDetails: `agents-kit root run ${rootThreadId}\n\nowner: ${grant.owner}\nmaxDepth ${grant.maxDepth} · maxConcurrent ${grant.maxConcurrent} · maxTotal ${grant.maxTotal} · budget ${grant.budgetTokens} tokens\n\ntask:\n${spec.task}`,
+        staticDetails: `agents-kit root run ${rootThreadId}\n\nowner: ${grant.owner}\nmaxDepth ${grant.maxDepth} · maxConcurrent ${grant.maxConcurrent} · maxTotal ${grant.maxTotal} · budget ${grant.budgetTokens} tokens${grant.budgetUsd === undefined ? '' : ` · $${grant.budgetUsd}`}\n\ntask:\n${spec.task}`,
       });
       return new ThreadService(client, rootThreadId, handle, runKey);
     } catch (error) {
@@ -296,15 +288,7 @@ export class ThreadService {
 
   /** Live threads, lifetime spawns and tokens used, as the root run counts them. */
   async counters(): Promise<RunCounters> {
-    const snapshot = await this.snapshot();
-    const root = snapshot.records.find((record) => record.thread.id === this.rootThreadId)!;
-    return {
-      live: root.subtreeLive,
-      total: root.subtreeTotal,
-      // Tokens set aside for threads count once they spend them (SPEC S6.4).
-      tokens: usedTokens(snapshot.records, root.subtreeTokens),
-      admissionOpen: snapshot.admissionOpen,
-    };
+    return runCounters(await this.snapshot(), this.rootThreadId);
   }
 
   /**

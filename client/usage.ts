@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { usageQuery, type UsageView } from '../domain/messages';
 import type { RunSnapshot } from '../domain/run-snapshot';
+import { runCounters } from '../domain/run-turns';
 import { totalUsage, type Usage, type UsageLedger } from '../domain/usage';
 import { kitCall } from './errors';
 
@@ -22,6 +23,11 @@ export interface UsageReport {
   tree: { total: Usage; byModel: UsageLedger };
   /** Each thread's own ledger, asked of its workflow (it includes a turn still running). */
   threads: ThreadUsageLine[];
+  /**
+   * The tree's budgets and what it used of them, as the root counts (SPEC S6.4): tokens, and US dollars
+   * at the worker's prices when the grant set `budgetUsd`. Reservations of calls in flight count as used.
+   */
+  budget: { tokens: { limit: number; used: number }; usd?: { limit: number; used: number } };
 }
 
 /** Threads asked at once: queries are cheap, but each may wake a worker to replay a closed workflow. */
@@ -56,5 +62,13 @@ export async function usageReport(
   };
   await Promise.all(Array.from({ length: Math.min(parallelQueries, records.length) }, worker));
   const tree = root.tree ?? {};
-  return { rootId, tree: { total: totalUsage(tree), byModel: tree }, threads };
+  const counters = runCounters(snapshot, rootId);
+  const limits = snapshot.records.find((record) => record.thread.id === rootId)!.limits;
+  const budget = {
+    tokens: { limit: limits.budgetTokens, used: counters.tokens },
+    ...(counters.budgetUsd === undefined
+      ? {}
+      : { usd: { limit: counters.budgetUsd, used: counters.costUsd ?? 0 } }),
+  };
+  return { rootId, tree: { total: totalUsage(tree), byModel: tree }, threads, budget };
 }

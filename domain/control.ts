@@ -76,6 +76,8 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       nextStatus: z.enum(['idle', 'running']),
       /** Tokens spent of the thread's allowance since it last said (SPEC S6.4). */
       spentTokens: z.number().int().min(0).max(1e12).optional(),
+      /** SPEC S11.3: micro-dollars spent of its allowance since it last said (a tree with a dollar budget). */
+      spentMicroUsd: z.number().int().min(0).max(1e15).optional(),
       /** SPEC S11.3: what its model calls used since it last said, for the tree's ledger. */
       usage: UsageLedger.optional(),
     })
@@ -88,6 +90,8 @@ export const ThreadEvent = z.discriminatedUnion('type', [
       at: z.string().max(100),
       /** Tokens the thread had set aside and did not use, given back (SPEC S6.4). */
       unusedTokens: z.number().int().min(0).max(1e9).optional(),
+      /** SPEC S11.3: micro-dollars it had set aside and did not use, given back. */
+      unusedMicroUsd: z.number().int().min(0).max(1e15).optional(),
     })
     .strict(),
 ]);
@@ -130,6 +134,16 @@ export type WatchSnapshot = z.infer<typeof WatchSnapshot>;
 /** Continue-as-new once the history has this many events (or when Temporal suggests it). */
 export const defaultContinueAsNewAfterEvents = 4000;
 
+/** What a thread holds to spend of a budget, and what it spent past that (workflows/token-allowance.ts). */
+const AllowanceState = z
+  .object({
+    allowance: z.number().int().min(0),
+    owed: z.number().int().min(0),
+    unreported: z.number().int().min(0),
+    scarce: z.boolean().optional(),
+  })
+  .strict();
+
 /** What an agent carries from one workflow run to the next (schemaVersion for future changes). */
 export const AgentResume = z
   .object({
@@ -141,14 +155,9 @@ export const AgentResume = z
     /** Operations and updates lately applied, so a retry that lands on this run takes effect once. */
     recent: RecentAnswers,
     /** The tokens the thread holds to spend (SPEC S6.4), and what it spent past them. */
-    tokens: z
-      .object({
-        allowance: z.number().int().min(0),
-        owed: z.number().int().min(0),
-        unreported: z.number().int().min(0),
-        scarce: z.boolean().optional(),
-      })
-      .strict(),
+    tokens: AllowanceState,
+    /** SPEC S11.3: as `tokens`, the micro-dollars it holds under a budget in dollars. */
+    cost: AllowanceState.optional(),
     /** Interactions resolved lately, so a repeated resolve gets the same resolution (SPEC S5.4). */
     resolutions: z.array(RememberedResolution).max(maxRememberedResolutions),
     /** SPEC S11.3: the thread's usage ledger. */
@@ -181,6 +190,12 @@ export const AgentInput = z
     allowance: z.number().int().min(0).max(1e9).optional(),
     /** SPEC S11.3: the root's `usageLedger` feature, passed on to every thread (workflows/patches.ts). */
     usageLedger: z.literal(true).optional(),
+    /**
+     * SPEC S11.3: the thread's subtree has a budget in dollars (its own or an ancestor's): its model calls
+     * hold micro-dollars too, from `costAllowance` (set aside as it started) on. Absent before that budget.
+     */
+    dollarBudget: z.literal(true).optional(),
+    costAllowance: z.number().int().min(0).max(1e12).optional(),
     /**
      * SPEC S11.4: the tree's approval policy as the thread has it (the newest it was given); its presence
      * turns on the one approval gate of every kernel (workflows/patches.ts).

@@ -116,7 +116,7 @@ export const controlOperations = {
   close: { owner: 'root', args: threadIdArg, tool: closeAgentTool, update: 'close-thread' },
   /** A model call's tokens charged to the budget (a thread without an allowance). */
   charge: { owner: 'root', args: { tokens: z.number().int().min(0).max(1e12) } },
-  /** SPEC S6.4: set tokens aside for a thread to spend without asking per model call. */
+  /** SPEC S6.4, S11.3: set tokens (or micro-dollars) aside for a thread to spend without asking per model call. */
   reserve: {
     owner: 'root',
     args: {
@@ -129,6 +129,13 @@ export const controlOperations = {
        * way up have room for it, even past the quarter an allowance is held to.
        */
       need: z.number().int().min(1).max(1e9).optional(),
+      /**
+       * SPEC S11.3: what the amounts count: tokens (absent), or micro-dollars at the worker's price table
+       * in a subtree with a budget in dollars.
+       */
+      unit: z.enum(['tokens', 'microUsd']).optional(),
+      /** What a thread refused a call gives back of what it holds, for others to spend (workflows/patches.ts). */
+      giveBack: z.number().int().min(1).max(1e12).optional(),
     },
   },
   /**

@@ -25,6 +25,9 @@ export const ThreadRecord = z
     ended: z.boolean().default(false),
     /** Tokens set aside for this thread to spend (SPEC S6.4) and not reported spent yet: counted as used. */
     held: z.number().int().min(0).default(0),
+    /** SPEC S11.3: as `subtreeTokens` and `held`, in micro-dollars; only in trees with a budget in dollars. */
+    subtreeMicroUsd: z.number().int().min(0).optional(),
+    heldMicroUsd: z.number().int().min(0).optional(),
     /** The spawn's request id, when it had one (idempotency and reconcile, SPEC S3.6). */
     requestId: RequestId.optional(),
   })

@@ -13,6 +13,7 @@ import {
   InterAgentMessage,
   SendMessageRequest,
   ThreadStatus,
+  toMicroUsd,
   TurnOutcome,
 } from './schemas';
 import { ThreadRegistry } from './thread-registry';
@@ -78,6 +79,7 @@ export class RootRunState {
       maxConcurrent: grant.maxConcurrent,
       maxTotal: grant.maxTotal,
       budgetTokens: grant.budgetTokens,
+      ...(grant.budgetUsd === undefined ? {} : { budgetMicroUsd: toMicroUsd(grant.budgetUsd) }),
     };
     return new RootRunState({
       schemaVersion: 1,
@@ -90,6 +92,7 @@ export class RootRunState {
           subtreeTotal: 0,
           subtreeTokens: grant.spentTokens,
           held: 0,
+          ...(grant.budgetUsd === undefined ? {} : { subtreeMicroUsd: 0, heldMicroUsd: 0 }),
           fingerprint: '',
           ended: false,
         },
@@ -210,10 +213,12 @@ export class RootRunState {
         return this.turnStarted(event.threadId, event.turn, event.at);
       case 'turn-end':
         if (event.spentTokens) this.spent(event.threadId, event.spentTokens);
+        if (event.spentMicroUsd) this.spent(event.threadId, event.spentMicroUsd, 'microUsd');
         if (event.usage) mergeLedger(this.usage.tree, event.usage);
         return this.turnEnded(event.threadId, event.outcome, event.nextStatus);
       case 'thread-end':
         if (event.unusedTokens) this.refund(event.threadId, event.unusedTokens);
+        if (event.unusedMicroUsd) this.refund(event.threadId, event.unusedMicroUsd, 'microUsd');
         return this.threadEnded(event.threadId, event.status, event.at, true);
     }
   }
@@ -236,22 +241,30 @@ export class RootRunState {
     return turns.charge(this.registry, this.registry.caller(scope), tokens);
   }
 
-  /** SPEC S6.4: sets tokens aside for the caller to spend without asking per call (`turns.reserve`). */
+  /**
+   * SPEC S6.4: sets tokens (or micro-dollars, `unit`) aside for the caller to spend without asking per
+   * call (`turns.reserve`).
+   */
   reserve(
     scope: ControlScope,
-    request: { tokens: number; owed: number; spent: number },
+    request: Parameters<typeof turns.reserve>[2],
   ): { granted: number; remaining: number } {
     return turns.reserve(this.registry, this.registry.caller(scope), request);
   }
 
-  /** SPEC S11.3: the root's own model call holds `tokens` before it starts (`turns.reserveCall`). */
-  reserveCall(scope: ControlScope, tokens: number): void {
-    turns.reserveCall(this.registry, this.registry.caller(scope), tokens);
+  /** SPEC S11.3: the root's own model call holds `amount` before it starts (`turns.reserveCall`). */
+  reserveCall(scope: ControlScope, amount: number, unit?: turns.BudgetUnit): void {
+    turns.reserveCall(this.registry, this.registry.caller(scope), amount, unit);
   }
 
   /** The root's call that held `reserved` used `used`. */
-  settleCall(scope: ControlScope, reserved: number, used: number): void {
-    turns.settleCall(this.registry, this.registry.caller(scope), reserved, used);
+  settleCall(scope: ControlScope, reserved: number, used: number, unit?: turns.BudgetUnit): void {
+    turns.settleCall(this.registry, this.registry.caller(scope), reserved, used, unit);
+  }
+
+  /** SPEC S11.3: whether `threadId`'s model calls are held to a budget in dollars (its own or an ancestor's). */
+  hasDollarBudget(threadId: string): boolean {
+    return this.registry.get(threadId)?.limits.budgetMicroUsd !== undefined;
   }
 
   /** What one of the root thread's own model calls used, in its ledger and the tree's. */
@@ -261,8 +274,8 @@ export class RootRunState {
   }
 
   /** A thread reported what it spent of the tokens it holds. */
-  spent(threadId: string, tokens: number): void {
-    turns.spent(this.registry.get(threadId), tokens);
+  spent(threadId: string, amount: number, unit?: turns.BudgetUnit): void {
+    turns.spent(this.registry.get(threadId), amount, unit);
   }
 
   /** A thread's ancestors, the root first (what its capability proves, SPEC S3.9). */
@@ -273,9 +286,9 @@ export class RootRunState {
     return lineage.slice(1).reverse();
   }
 
-  /** Gives back tokens a thread set aside and did not use. */
-  refund(threadId: string, tokens: number): void {
-    turns.refund(this.registry, threadId, tokens);
+  /** Gives back tokens (or micro-dollars) a thread set aside and did not use. */
+  refund(threadId: string, amount: number, unit?: turns.BudgetUnit): void {
+    turns.refund(this.registry, threadId, amount, unit);
   }
 
   /** A message with triggerTurn went to `threadId`: an idle thread is running again from now on. */

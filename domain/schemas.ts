@@ -29,6 +29,14 @@ export const ForkMode = z.discriminatedUnion('type', [
 ]);
 export type ForkMode = z.infer<typeof ForkMode>;
 
+/** The largest budget in US dollars a grant or spawn may set (a billion). */
+export const maxBudgetUsd = 1e9;
+const maxBudgetMicroUsd = maxBudgetUsd * 1e6;
+/** A budget in US dollars, as a grant or a spawn gives it. */
+export const BudgetUsd = z.number().min(0).max(maxBudgetUsd);
+/** US dollars as whole micro-dollars, rounded down (a budget never grows by rounding). */
+export const toMicroUsd = (usd: number): number => Math.floor(usd * 1e6 + 1e-6);
+
 /** Limits a spawn may narrow (never widen) for its subtree. */
 export const AgentLimits = z
   .object({
@@ -36,6 +44,11 @@ export const AgentLimits = z
     maxConcurrent: z.number().int().min(1).max(10_000),
     maxTotal: z.number().int().min(1).max(1_000_000),
     budgetTokens: z.number().int().min(0),
+    /**
+     * SPEC S11.3: the subtree's budget in millionths of a US dollar, at the worker's price table (absent:
+     * none). Whole micro-dollars, so sums carried through continue-as-new stay exact.
+     */
+    budgetMicroUsd: z.number().int().min(0).max(maxBudgetMicroUsd).optional(),
   })
   .strict();
 export type AgentLimits = z.infer<typeof AgentLimits>;
@@ -156,7 +169,11 @@ export const fitsSpecBytes = fitsBytes(maxSpecBytes, 'a spec');
 const spawnRequestObject = AgentSpec.extend({
   requestId: RequestId.optional(),
   fork: ForkMode.default({ type: 'none' }),
-  limits: AgentLimits.partial().strict().optional(),
+  limits: AgentLimits.omit({ budgetMicroUsd: true })
+    .extend({ budgetUsd: BudgetUsd })
+    .partial()
+    .strict()
+    .optional(),
 }).strict();
 export const SpawnRequest = spawnRequestObject.superRefine(fitsSpecBytes);
 export type SpawnRequest = z.infer<typeof SpawnRequest>;
@@ -315,6 +332,11 @@ export const DelegationGrant = z
     maxConcurrent: z.number().int().min(1).max(10_000).default(16),
     maxTotal: z.number().int().min(1).max(1_000_000).default(64),
     budgetTokens: z.number().int().min(0).default(1_000_000),
+    /**
+     * SPEC S11.3: a budget in US dollars for the whole tree, at the worker's price table
+     * (AGENTS_KIT_MODEL_PRICES); absent: none. Model calls are held to it like tokens.
+     */
+    budgetUsd: BudgetUsd.optional(),
     spentTokens: z.number().int().min(0).default(0),
     idleTimeoutMs: z
       .number()

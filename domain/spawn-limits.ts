@@ -1,11 +1,11 @@
 import { conflict, quota } from './run-errors';
 import type { ThreadRecord } from './run-snapshot';
-import { AgentLimits, isTerminal, type SpawnRequest } from './schemas';
+import { AgentLimits, isTerminal, toMicroUsd, type SpawnRequest } from './schemas';
 import type { ThreadRegistry } from './thread-registry';
 
 /**
  * SPEC S4.1 quotas: for the spawning thread and every ancestor, in that order, depth, live threads,
- * lifetime spawns and token budget within its limits. QuotaExceeded names the first one reached.
+ * lifetime spawns and token budget (and dollar budget, SPEC S11.3) within its limits. QuotaExceeded names the first one reached.
  */
 export function checkSpawnLimits(registry: ThreadRegistry, parent: ThreadRecord): void {
   const depth = parent.thread.depth + 1;
@@ -39,6 +39,12 @@ export function checkSpawnLimits(registry: ThreadRegistry, parent: ThreadRecord)
         value: limits.budgetTokens,
       });
     }
+    if (limits.budgetMicroUsd !== undefined && (limiter.subtreeMicroUsd ?? 0) >= limits.budgetMicroUsd) {
+      throw quota(`dollar budget $${limits.budgetMicroUsd / 1e6} exhausted in ${where}`, {
+        limit: 'budgetUsd',
+        value: limits.budgetMicroUsd / 1e6,
+      });
+    }
   }
 }
 
@@ -53,7 +59,15 @@ export function childLimits(parent: ThreadRecord, requested: SpawnRequest['limit
     maxConcurrent: Math.min(parent.limits.maxConcurrent, requested.maxConcurrent ?? Infinity),
     maxTotal: Math.min(parent.limits.maxTotal, requested.maxTotal ?? Infinity),
     budgetTokens: Math.min(parent.limits.budgetTokens, requested.budgetTokens ?? Infinity),
+    ...budgetMicroUsd(parent.limits.budgetMicroUsd, requested.budgetUsd),
   };
+}
+
+/** SPEC S11.3: the child's budget in dollars, the least of its parent's and what it asked for (if any). */
+function budgetMicroUsd(parent: number | undefined, requestedUsd: number | undefined) {
+  const requested = requestedUsd === undefined ? undefined : toMicroUsd(requestedUsd);
+  if (parent === undefined && requested === undefined) return {};
+  return { budgetMicroUsd: Math.min(parent ?? Infinity, requested ?? Infinity) };
 }
 
 /**

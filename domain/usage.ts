@@ -94,9 +94,13 @@ const grouped = (value: number): string => String(value).replace(/\B(?=(\d{3})+(
  * token (English runs near four; byte-level tokenizers never pass one token a byte), and the tool
  * definitions the activity adds.
  */
-export function callReservation(promptBytes: number, userTools: number, maxOutputTokens: number): number {
+export function callReservation(
+  promptBytes: number,
+  userTools: number,
+  maxOutputTokens: number,
+): { inputTokens: number; outputTokens: number } {
   const toolBytes = 4_000 + 300 * userTools;
-  return Math.ceil((promptBytes + toolBytes) / 2) + maxOutputTokens;
+  return { inputTokens: Math.ceil((promptBytes + toolBytes) / 2), outputTokens: maxOutputTokens };
 }
 
 /** What a model call may output when the kernel says nothing (`maxOutputTokens` of the model kernel). */

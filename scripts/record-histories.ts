@@ -4,7 +4,8 @@
 // workflow run's history to test/fixtures/histories/v1-<name>.json; test/workflows/replay.test.ts
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
 // replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>`,
-// `--live` (record-live-output.ts) and `--approval` (record-approval-policy.ts) add runs beside them.
+// `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts) and `--budgets`
+// (record-budgets.ts) add runs beside them.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -26,9 +27,10 @@ import { searchAttributeRegistrations } from '../domain/search-attributes';
 import type { ConversationNotification, SpawnRequestInput } from '../domain/schemas';
 import { createAgentWorker } from '../workers/create-worker';
 import { startDevServer, defaultDataDir } from '../workers/dev-server';
-import { holdsLiveOutput, takesPatch, writeHistories } from './write-histories';
-import { liveOutputModel, recordLiveOutput } from './record-live-output';
-import { recordApprovalPolicy } from './record-approval-policy';
+import { takesPatch, writeHistories } from './write-histories';
+import { scenarios } from './record-beside';
+import { liveOutputModel } from './record-live-output';
+import { budgetPrices } from './record-budgets';
 import { slowTool } from '../test/helpers/tools';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
@@ -357,29 +359,32 @@ async function main(): Promise<void> {
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   try {
+    const model = liveOutputModel();
     worker = await createAgentWorker({
       connection: nativeConnection,
       taskQueue,
-      // The model only the live-output scenario's thread calls: the scripted one, streaming slowly.
-      activities: createActivities({ tools: [slowTool().tool], model: liveOutputModel() }),
+      // The model the live-output and budget scenarios' threads call: the scripted one, streaming
+      // slowly, at the budget scenario's prices (no other scenario calls a model).
+      activities: createActivities({ tools: [slowTool().tool], model, prices: budgetPrices(model) }),
     });
     running = worker.run();
-    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them; `--live` and
-    // `--approval` record only the live-output or approval-policy scenario and add its runs beside them.
+    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them; each flag of
+    // `scenarios` records only its scenario and adds its runs beside them.
     const addAt = process.argv.indexOf('--add');
     const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
-    const [live, approval] = ['--live', '--approval'].map((flag) => process.argv.includes(flag));
+    const flags = Object.keys(scenarios).filter((flag) => process.argv.includes(flag));
     if (addAt >= 0 && !/^[A-Za-z][A-Za-z0-9-]*$/.test(added ?? ''))
       throw new Error(`--add needs a patch id from workflows/patches.ts, got ${added}`);
-    if ([live, added, approval].filter(Boolean).length > 1)
-      throw new Error('--live, --add and --approval record different runs: pass one');
-    const v1 = [recordRootRun, recordConversation, recordPagedConversation];
-    for (const record of live ? [recordLiveOutput] : approval ? [recordApprovalPolicy] : v1)
+    if (flags.length + (added ? 1 : 0) > 1)
+      throw new Error(`--add and ${Object.keys(scenarios).join(', ')} record different runs: pass one`);
+    const scenario = flags[0] === undefined ? undefined : scenarios[flags[0]]!;
+    for (const record of scenario
+      ? [scenario.record]
+      : [recordRootRun, recordConversation, recordPagedConversation])
       await record(client, taskQueue);
     // Visibility is eventually consistent: let it list the last runs.
     await new Promise((done) => setTimeout(done, 2000));
-    if (live) await writeHistories(client, 'live-output', { takes: holdsLiveOutput, withSenders: true });
-    else if (approval) await writeHistories(client, 'approvalPolicy', { takes: () => true });
+    if (scenario) await writeHistories(client, scenario.prefix, scenario.selection);
     else if (added) await writeHistories(client, added, { takes: takesPatch(added) });
     else await writeHistories(client, 'v1');
   } finally {

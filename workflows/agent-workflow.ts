@@ -4,6 +4,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -50,7 +51,9 @@ import { ThreadOperations } from './thread-operations';
 import { ThreadLoop } from './thread-runtime';
 import { RunLifetime } from './run-lifetime';
 import { ThreadWatch } from './thread-watch';
-import { TokenAllowance } from './token-allowance';
+import { allowanceHolder, microUsdUnit, TokenAllowance, tokenUnit } from './token-allowance';
+import { callBudget } from './call-budget';
+import { patches } from './patches';
 import { ThreadUsage } from '../domain/usage';
 import { TaskBudget } from './task-budget';
 
@@ -126,7 +129,23 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       (await call({ type: 'reserve', ...request })) as { granted: number; remaining: number },
     resume?.tokens ?? { allowance: input.allowance ?? 0, owed: 0, unreported: 0 },
     track,
+    tokenUnit,
+    () => patched(patches.refusedCallGivesBack),
   );
+  // SPEC S11.3: under a budget in dollars, a second allowance in micro-dollars, kept the same way.
+  const costAllowance = input.dollarBudget
+    ? new TokenAllowance(
+        async (request) =>
+          (await call({ type: 'reserve', ...request, unit: 'microUsd' })) as {
+            granted: number;
+            remaining: number;
+          },
+        resume?.cost ?? { allowance: input.costAllowance ?? 0, owed: 0, unreported: 0 },
+        track,
+        microUsdUnit,
+        () => true,
+      )
+    : undefined;
   /** SPEC S5.1: a "child spawned" status in this thread's conversation. */
   const spawned = (child: AgentThread): AgentThread => {
     conversation.publish({ type: 'status', event: 'child-spawned', threadId: child.id, detail: child.path });
@@ -153,12 +172,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     // Spent from the thread's allowance: no round trip to the root per model call (SPEC S6.4).
     charge: (tokens) => allowance.charge(tokens),
     ...(input.usageLedger
-      ? {
-          calls: {
-            reserve: (tokens: number) => allowance.reserveCall(tokens),
-            settle: (reserved: number, used: number) => allowance.settleCall(reserved, used),
-          },
-        }
+      ? { calls: callBudget(allowanceHolder(allowance), costAllowance && allowanceHolder(costAllowance)) }
       : {}),
     wait: (request) =>
       waitAcrossRuns(
@@ -199,6 +213,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
         if (turn > 1) report({ type: 'turn-start', threadId: thread.id, turn, at });
         // Only the model kernel spends tokens as it goes (the scripted one reports them at the turn's end).
         if (usesModel) allowance.prefetch();
+        if (usesModel) costAllowance?.prefetch();
       },
       turnEnded: (outcome, nextStatus) => {
         setStatus(nextStatus, `turn ${outcome.turn} ${outcome.status}`, {
@@ -207,6 +222,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
           ...(outcome.turn === 1 ? { firstTurn: outcome } : {}),
         });
         const spentTokens = allowance.takeUnreported();
+        const spentMicroUsd = costAllowance?.takeUnreported() ?? 0;
         const used = usage.takeUnreported();
         report({
           type: 'turn-end',
@@ -214,6 +230,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
           outcome,
           nextStatus,
           ...(spentTokens > 0 ? { spentTokens } : {}),
+          ...(spentMicroUsd > 0 ? { spentMicroUsd } : {}),
           ...(used ? { usage: used } : {}),
         });
       },
@@ -278,6 +295,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
         watch: watch.snapshot(),
         recent: recent.snapshot(),
         tokens: { ...allowance.state },
+        ...(costAllowance ? { cost: { ...costAllowance.state } } : {}),
         resolutions: conversation.interactions.snapshot(),
         ...(usage.carried ? { usage: usage.carried } : {}),
       },
@@ -294,6 +312,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     status,
     at: thread.updatedAt,
     ...(allowance.unused > 0 ? { unusedTokens: allowance.unused } : {}),
+    ...(costAllowance && costAllowance.unused > 0 ? { unusedMicroUsd: costAllowance.unused } : {}),
   });
   conversation.publish({ type: 'status', event: 'thread-end', threadId: thread.id, detail: status });
   await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());

@@ -31,12 +31,22 @@ export interface AgentControls {
   calls?: CallBudget;
 }
 
+/** What one model call holds until it is settled: tokens, and micro-dollars under a budget in dollars. */
+export interface CallHold {
+  tokens: number;
+  microUsd: number;
+}
+
 /** SPEC S11.3: a model call holds its most before it starts and settles at what it used. */
 export interface CallBudget {
-  /** Holds `tokens` for one call; QuotaExceeded (nothing held) when they would pass a budget on the way up. */
-  reserve(tokens: number): Promise<void>;
-  /** The call held `reserved` and used `used` (what its provider reported): the rest is free again. */
-  settle(reserved: number, used: number): void;
+  /**
+   * Holds what one call of `model` (the worker's default when none) may use: its input's estimate and
+   * its maximum output, in tokens and, under a budget in dollars, at the model's prices. QuotaExceeded
+   * (nothing held) when that would pass a budget on the way up.
+   */
+  reserve(call: { inputTokens: number; outputTokens: number; model?: string | undefined }): Promise<CallHold>;
+  /** The call held `held` and used `used` (what its provider reported; none if it failed): the rest is free again. */
+  settle(held: CallHold, used: CallUsage | undefined): void;
 }
 
 /** What a kernel gets for one turn. */

@@ -12,7 +12,7 @@ import {
   type ModelCallInput,
   type ModelCallOutput,
 } from '../domain/transcript';
-import { callReservation, defaultMaxOutputTokens } from '../domain/usage';
+import { callReservation, defaultMaxOutputTokens, type CallUsage } from '../domain/usage';
 import { deniedOutput } from './approval-gate';
 import type { AgentControls, CallBudget, Kernel, TurnAnswer, TurnContext } from './kernel';
 
@@ -124,18 +124,20 @@ export class ModelKernel implements Kernel {
   private async reservedCall(context: TurnContext, calls: CallBudget, request: ModelCallInput, step: number) {
     const maxOutputTokens = this.options.maxOutputTokens ?? defaultMaxOutputTokens;
     const promptBytes = jsonBytes(request.system) + transcriptBytes(request.transcript);
-    const reserved = callReservation(promptBytes, request.userTools.length, maxOutputTokens);
-    await calls.reserve(reserved);
-    let used = 0;
+    const held = await calls.reserve({
+      ...callReservation(promptBytes, request.userTools.length, maxOutputTokens),
+      model: this.spec.model,
+    });
+    let used: CallUsage | undefined;
     try {
       const output = await callModel({ ...request, call: { turn: context.turn, step }, maxOutputTokens });
       const usage = output.usage ?? { inputTokens: 0, outputTokens: output.tokens, costUsd: 0 };
       context.recordUsage(output.model, usage);
-      used = usage.inputTokens + usage.outputTokens;
+      used = usage;
       return { ...output, usage };
     } finally {
       // A failed or interrupted call reported nothing: what it held is free again.
-      calls.settle(reserved, used);
+      calls.settle(held, used);
     }
   }
 

@@ -20,6 +20,10 @@
  *   approval gate (workflows/approval-gate.ts): a scripted `tool` step of a `needsApproval` tool asks
  *   first (before, it ran without approval), the model kernel asks as the policy says. Its histories
  *   are recorded beside the v1 ones (`record-histories.ts --approval`, `approvalPolicy-*.json`).
+ * - a budget in US dollars (`DelegationGrant.budgetUsd` in RootRunInput, a spawn's `limits.budgetUsd`;
+ *   `AgentInput.dollarBudget`; SPEC S11.3): model calls also hold micro-dollars at the worker's prices
+ *   (a `modelPrice` local activity once per run), threads keep a second allowance and report it. Its
+ *   histories: `record-histories.ts --budgets`, `budgets-*.json`, which hold `refusedCallGivesBack` too.
  */
 export const patches = {
   /**
@@ -38,4 +42,11 @@ export const patches = {
    * that path (workflows/run-lifetime.ts), so a run that lived longer pays no marker.
    */
   continueAsNewPaced: 'continueAsNewPaced',
+  /**
+   * SPEC S11.3: a thread whose model call its token budget refused gives back what it still holds (less
+   * than that call) in the background, so threads still running can spend it: a tree's budget is used up
+   * to about one call's hold instead of one per thread. Asked only on that path. A thread's allowance in
+   * micro-dollars (a budget in dollars, which came later) always gives back.
+   */
+  refusedCallGivesBack: 'refusedCallGivesBack',
 } as const satisfies Readonly<Record<string, string>>;

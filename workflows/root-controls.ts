@@ -4,6 +4,7 @@ import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
 import type { RootRunState } from '../domain/run-state';
 import { isTerminal, SendMessageRequest, type ControlScope, type InterAgentMessage } from '../domain/schemas';
+import { callBudget } from './call-budget';
 import type { AgentControls } from './kernel';
 import type { RootHost } from './root-host';
 
@@ -39,14 +40,23 @@ export function rootControlsFor(host: RootHost, turn: number, currentTurn: () =>
     charge: async (tokens) => execute(scope, { type: 'charge', tokens }),
     ...(host.options.usageLedger
       ? {
-          calls: {
-            reserve: async (tokens: number) => {
-              current();
-              state.reserveCall(scope, tokens);
+          // Settled even once the turn is over: an interrupted call gives its reservation back.
+          calls: callBudget(
+            {
+              reserve: (tokens) => {
+                current();
+                state.reserveCall(scope, tokens);
+              },
+              settle: (reserved, used) => state.settleCall(scope, reserved, used),
             },
-            // Settled even once the turn is over: an interrupted call gives its reservation back.
-            settle: (reserved: number, used: number) => state.settleCall(scope, reserved, used),
-          },
+            // SPEC S11.3: a tree with a budget in dollars holds each call to it too.
+            state.hasDollarBudget(scope.threadId)
+              ? {
+                  reserve: (microUsd) => state.reserveCall(scope, microUsd, 'microUsd'),
+                  settle: (reserved, used) => state.settleCall(scope, reserved, used, 'microUsd'),
+                }
+              : undefined,
+          ),
         }
       : {}),
   };

@@ -8,7 +8,7 @@ import { searchAttributes } from '../domain/search-attributes';
 import type { RootRunState } from '../domain/run-state';
 import { agentWorkflow } from './agent-workflow';
 import { usesModelKernel } from './kernels';
-import { allowanceChunk } from './token-allowance';
+import { microUsdUnit, tokenUnit, type AllowanceUnit } from './token-allowance';
 import type { TaskBudget } from './task-budget';
 
 /**
@@ -32,6 +32,10 @@ export interface StartSettings {
   approvalPolicy?: ApprovalPolicy;
 }
 
+/** What a thread is given to spend as it starts: its input's allowance fields. */
+type StartAllowance = { allowance?: number; dollarBudget?: true; costAllowance?: number };
+const unitName = (unit: AllowanceUnit) => (unit === tokenUnit ? 'tokens' : 'microUsd');
+
 const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Starts sub-agents' workflows as child workflows of the root run, bounded in bytes per workflow task. */
@@ -41,8 +45,11 @@ export class ThreadStarter {
   constructor(
     private readonly settings: () => StartSettings,
     private readonly events: {
-      /** Tokens set aside for the thread as it starts (SPEC S6.4), given in its input. */
-      allowance(thread: AgentThread, spec: AgentSpec): number;
+      /**
+       * Tokens set aside for the thread as it starts (SPEC S6.4), and micro-dollars under a budget in
+       * dollars (SPEC S11.3), given in its input.
+       */
+      allowance(thread: AgentThread, spec: AgentSpec): StartAllowance;
       /** The server has the thread's workflow: its first turn has started. */
       started(thread: AgentThread): void;
       failed(thread: AgentThread, error: unknown): void;
@@ -57,13 +64,12 @@ export class ThreadStarter {
    */
   async start(thread: AgentThread, lineage: readonly ThreadId[], spec: AgentSpec): Promise<void> {
     const staticDetails = `agents-kit sub-agent ${thread.id}\n\nroot run: ${thread.rootId}\nparent: ${thread.parentId}\ndepth: ${thread.depth}\ntask queue: ${thread.taskQueue}\n\ntask:\n${clipToBytes(thread.task, 2_048, 'the start details')}`;
-    const allowance = this.events.allowance(thread, spec);
     const input = {
       thread,
       lineage: [...lineage],
       spec,
       ...this.settings(),
-      ...(allowance > 0 ? { allowance } : {}),
+      ...this.events.allowance(thread, spec),
     };
     const bytes = jsonBytes([input]) + utf8Length(staticDetails);
     const fits = () => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight;
@@ -113,19 +119,31 @@ export function rootThreadStarter(
     {
       // A model-kernel thread starts with tokens to spend (SPEC S6.4): no reserve round trip to the root.
       allowance: (thread, spec) => {
-        if (!usesModelKernel(spec)) return 0;
-        try {
-          const scope = { rootId: thread.rootId, threadId: thread.id };
-          return state.reserve(scope, { tokens: allowanceChunk, owed: 0, spent: 0 }).granted;
-        } catch {
-          return 0; // closed before it started, or no budget left: it asks when it needs tokens
-        }
+        const dollars: StartAllowance = state.hasDollarBudget(thread.id) ? { dollarBudget: true } : {};
+        if (!usesModelKernel(spec)) return dollars;
+        const scope = { rootId: thread.rootId, threadId: thread.id };
+        const granted = (unit: AllowanceUnit) => {
+          try {
+            return state.reserve(scope, { tokens: unit.chunk, owed: 0, spent: 0, unit: unitName(unit) })
+              .granted;
+          } catch {
+            return 0; // closed before it started, or no budget left: it asks when it needs some
+          }
+        };
+        const tokens = granted(tokenUnit);
+        const microUsd = dollars.dollarBudget ? granted(microUsdUnit) : 0;
+        return {
+          ...dollars,
+          ...(tokens > 0 ? { allowance: tokens } : {}),
+          ...(microUsd > 0 ? { costAllowance: microUsd } : {}),
+        };
       },
       // The root counts a thread's first turn as started with its workflow: the thread does not report it.
       started: (thread) => state.turnStarted(thread.id, 1, new Date().toISOString()),
       failed: (thread) => {
         state.threadEnded(thread.id, 'failed', new Date().toISOString(), true);
         state.refund(thread.id, Number.MAX_SAFE_INTEGER);
+        state.refund(thread.id, Number.MAX_SAFE_INTEGER, 'microUsd');
       },
     },
     budget,

@@ -3,6 +3,34 @@ import { ErrorKind, KitError } from '../domain/errors';
 /** What a thread asks its root for at a time; the root grants a quarter of the least budget left at most. */
 export const allowanceChunk = 20_000;
 
+/** What an allowance counts: its grant size, the limit it names, and how a person reads an amount. */
+export interface AllowanceUnit {
+  chunk: number;
+  limit: 'budgetTokens' | 'budgetUsd';
+  /** `1234 tokens`, `$0.001234`. */
+  shown(amount: number): string;
+  /** What a QuotaExceeded's `value` says of an amount (tokens; dollars for micro-dollars). */
+  value(amount: number): number;
+}
+
+export const tokenUnit: AllowanceUnit = {
+  chunk: allowanceChunk,
+  limit: 'budgetTokens',
+  shown: (amount) => `${amount} tokens`,
+  value: (amount) => amount,
+};
+
+/**
+ * SPEC S11.3: micro-dollars at the worker's price table, in a subtree with a budget in dollars. A grant
+ * of $0.20 covers a few calls of a large model (GPT-4.1 with 10k tokens in and 4k out reserves ~$0.05).
+ */
+export const microUsdUnit: AllowanceUnit = {
+  chunk: 200_000,
+  limit: 'budgetUsd',
+  shown: (amount) => `$${(amount / 1e6).toFixed(6)}`,
+  value: (amount) => amount / 1e6,
+};
+
 /** What a thread holds to spend, and what it spent past that (carried through continue-as-new). */
 export interface TokenAllowanceState {
   allowance: number;
@@ -14,7 +42,8 @@ export interface TokenAllowanceState {
 }
 
 /**
- * A thread's share of its root's token budget (SPEC S6.4), so a model call costs no round trip to the
+ * A thread's share of its root's token budget (SPEC S6.4), or of its dollar budget (SPEC S11.3, in
+ * micro-dollars: `unit`), so a model call costs no round trip to the
  * root: tokens are spent from the allowance the root set aside, and refilled in the background before
  * they run out. Once the allowance is used up the thread asks the root on the spot, and a spent budget
  * ends the turn with QuotaExceeded before the next model call starts.
@@ -29,11 +58,18 @@ export class TokenAllowance {
       owed: number;
       spent: number;
       need?: number;
+      giveBack?: number;
     }) => Promise<{
       granted: number;
     }>,
     readonly state: TokenAllowanceState,
     private readonly track: (work: Promise<void>) => void,
+    private readonly unit: AllowanceUnit = tokenUnit,
+    /**
+     * Whether a refused call gives what the thread still holds back to the root, so threads still
+     * running may spend it (workflows/patches.ts `refusedCallGivesBack`); absent: it keeps it.
+     */
+    private readonly givesBack?: () => boolean,
   ) {}
 
   /**
@@ -42,7 +78,7 @@ export class TokenAllowance {
    * further grant is asked for when the last is spent, so every call is still checked against it.
    */
   prefetch(): void {
-    const low = this.state.allowance < allowanceChunk / 2 && !this.state.scarce;
+    const low = this.state.allowance < this.unit.chunk / 2 && !this.state.scarce;
     if ((low || this.state.allowance === 0) && !this.refilling && !this.exhausted) {
       this.refilling = this.refill().catch((error: unknown) => {
         if (error instanceof KitError && error.kind === ErrorKind.QuotaExceeded) this.exhausted = error;
@@ -70,10 +106,8 @@ export class TokenAllowance {
     if (this.state.allowance <= 0)
       throw new KitError(
         ErrorKind.QuotaExceeded,
-        'the token budget has no room left for another model call',
-        {
-          limit: 'budgetTokens',
-        },
+        `the ${this.unit === tokenUnit ? 'token' : 'dollar'} budget has no room left for another model call`,
+        { limit: this.unit.limit },
       );
     return { remaining: this.state.allowance };
   }
@@ -94,12 +128,17 @@ export class TokenAllowance {
           if (!(error instanceof KitError && error.kind === ErrorKind.QuotaExceeded)) throw error;
         }
       }
-      if (this.state.allowance < tokens)
+      if (this.state.allowance < tokens) {
+        const left = this.state.allowance;
+        this.giveBack();
         throw new KitError(
           ErrorKind.QuotaExceeded,
-          `the token budget has no room for another model call: it may use ${tokens} tokens (its maximum output and its input's estimate), and ${this.state.allowance} are left to this thread`,
-          { limit: 'budgetTokens', value: tokens },
+          this.unit === tokenUnit
+            ? `the token budget has no room for another model call: it may use ${tokens} tokens (its maximum output and its input's estimate), and ${left} are left to this thread`
+            : `the dollar budget has no room for another model call: it may cost ${this.unit.shown(tokens)} (its maximum output and its input's estimate at the worker's prices), and ${this.unit.shown(left)} is left to this thread`,
+          { limit: this.unit.limit, value: this.unit.value(tokens) },
         );
+      }
     }
     this.state.allowance -= tokens;
   }
@@ -125,19 +164,41 @@ export class TokenAllowance {
     return spent;
   }
 
+  /**
+   * A call was refused: the turn ends with QuotaExceeded, and what the thread holds (less than one call
+   * of its) would stay unspent, counted as used, until the thread ends. Given back in the background, it
+   * lets the threads still running spend it, so a tree's budget is used up to what one call holds
+   * rather than one call per thread. Kept when the root cannot be told.
+   */
+  private giveBack(): void {
+    const amount = this.state.allowance;
+    if (amount <= 0 || this.refilling || !this.givesBack?.()) return;
+    this.state.allowance = 0;
+    const spent = this.takeUnreported();
+    const given = this.reserve({ tokens: 0, owed: 0, spent, giveBack: amount }).then(
+      () => undefined,
+      () => {
+        this.state.allowance += amount;
+        this.state.unreported += spent;
+      },
+    );
+    this.refilling = given;
+    this.track(given.finally(() => (this.refilling = undefined)));
+  }
+
   private async refill(need?: number): Promise<void> {
     const owed = this.state.owed;
     const spent = this.takeUnreported();
     this.state.owed = 0;
     try {
       const { granted } = await this.reserve({
-        tokens: Math.max(allowanceChunk, need ?? 0),
+        tokens: Math.max(this.unit.chunk, need ?? 0),
         owed,
         spent,
         ...(need === undefined ? {} : { need }),
       });
       this.state.allowance += granted;
-      this.state.scarce = granted < Math.max(allowanceChunk, need ?? 0);
+      this.state.scarce = granted < Math.max(this.unit.chunk, need ?? 0);
     } catch (error) {
       // A refused reservation has charged what was owed (that is what used the budget up); any other
       // failure has not, so it stays owed.
@@ -149,3 +210,9 @@ export class TokenAllowance {
     }
   }
 }
+
+/** An allowance as one side of a model call's hold (workflows/call-budget.ts). */
+export const allowanceHolder = (allowance: TokenAllowance) => ({
+  reserve: (amount: number) => allowance.reserveCall(amount),
+  settle: (reserved: number, used: number) => allowance.settleCall(reserved, used),
+});

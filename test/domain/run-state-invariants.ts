@@ -54,7 +54,8 @@ export function checkInvariants(state: RootRunState, model: Model): void {
         violations.push(`${member.thread.path}: depth over maxDepth ${limits.maxDepth} of ${thread.path}`);
     const parent = byThread.get(thread.parentId ?? '');
     for (const limit of Object.keys(limits) as LimitName[])
-      if (parent && limits[limit] > parent.limits[limit]) violations.push(`${thread.path}: ${limit} wider`);
+      if (parent && (limits[limit] ?? Infinity) > (parent.limits[limit] ?? Infinity))
+        violations.push(`${thread.path}: ${limit} wider`);
     const twin = records.find(
       (other) =>
         other !== record &&

@@ -149,3 +149,81 @@ describe('admission (SPEC S4.1)', () => {
     expect(spawn(open, open.rootId, { task: 'x', tools: ['shell', '*'] }).tools).toEqual(['shell', '*']);
   });
 });
+
+describe('budgets in US dollars (SPEC S11.3)', () => {
+  const scope = (state: ReturnType<typeof newRun>, threadId: string) => scopeOf(state, threadId);
+
+  test('a grant in dollars is kept in micro-dollars; a child narrows it, never widens it', () => {
+    const state = newRun({ budgetUsd: 2.5 });
+    expect(state.record(state.rootId)!.limits.budgetMicroUsd).toBe(2_500_000);
+    const narrow = spawn(state, state.rootId, { task: 'x', name: 'narrow', limits: { budgetUsd: 0.25 } });
+    const wide = spawn(state, state.rootId, { task: 'x', name: 'wide', limits: { budgetUsd: 100 } });
+    expect(state.record(narrow.id)!.limits.budgetMicroUsd).toBe(250_000);
+    expect(state.record(wide.id)!.limits.budgetMicroUsd).toBe(2_500_000);
+    expect(state.hasDollarBudget(narrow.id)).toBe(true);
+    // Without one in the grant, a child may still set its own: only its subtree has it.
+    const free = newRun();
+    const own = spawn(free, free.rootId, { task: 'x', name: 'own', limits: { budgetUsd: 1 } });
+    expect(free.hasDollarBudget(free.rootId)).toBe(false);
+    expect(free.record(free.rootId)!.limits.budgetMicroUsd).toBeUndefined();
+    expect(free.record(own.id)!.limits.budgetMicroUsd).toBe(1_000_000);
+  });
+
+  test('an allowance in micro-dollars counts as used until spent or given back, and a spent budget refuses', () => {
+    const state = newRun({ budgetUsd: 1 });
+    const child = spawn(state, state.rootId, { task: 'x', name: 'spender', limits: { budgetUsd: 0.4 } });
+    // A quarter of the least budget left on the way up at most.
+    const first = state.reserve(scope(state, child.id), {
+      tokens: 200_000,
+      owed: 0,
+      spent: 0,
+      unit: 'microUsd',
+    });
+    expect(first.granted).toBe(100_000);
+    expect(state.record(child.id)!.heldMicroUsd).toBe(100_000);
+    expect(state.record(state.rootId)!.subtreeMicroUsd).toBe(100_000);
+    // Tokens are a budget of their own.
+    expect(state.record(child.id)!.subtreeTokens).toBe(0);
+    // It spent 60,000 and 350,000 more than it held: owed is charged first, and the budget is used up.
+    const error = kitErrorOf(() =>
+      state.reserve(scope(state, child.id), {
+        tokens: 200_000,
+        owed: 350_000,
+        spent: 60_000,
+        unit: 'microUsd',
+      }),
+    );
+    expect(error.kind).toBe(ErrorKind.QuotaExceeded);
+    expect(error.message).toBe('dollar budget $0.400000 exhausted in subtree /root/spender: $0.450000 used');
+    expect(error.details).toEqual({ limit: 'budgetUsd', value: 0.4 });
+    expect(kitErrorOf(() => spawn(state, child.id)).details).toEqual({ limit: 'budgetUsd', value: 0.4 });
+    // The root has room: it spawns; its ended child gives back what it held and did not use.
+    spawn(state, state.rootId);
+    state.refund(child.id, 40_000, 'microUsd');
+    expect(state.record(state.rootId)!.subtreeMicroUsd).toBe(410_000);
+    expect(state.record(child.id)!.heldMicroUsd).toBe(0);
+  });
+
+  test("the root's own call is held before it starts and settled at what it cost", () => {
+    const state = newRun({ budgetUsd: 0.01 });
+    const root = scope(state, state.rootId);
+    state.reserveCall(root, 8_000, 'microUsd');
+    const refused = kitErrorOf(() => state.reserveCall(root, 2_001, 'microUsd'));
+    expect(refused.message).toBe(
+      "the dollar budget has no room for another model call: it may cost $0.002001 (its maximum output and its input's estimate at the worker's prices), and $0.002000 is left",
+    );
+    expect(refused.details).toEqual({ limit: 'budgetUsd', value: 0.002001 });
+    state.settleCall(root, 8_000, 1_500, 'microUsd');
+    expect(state.record(state.rootId)!.subtreeMicroUsd).toBe(1_500);
+    state.reserveCall(root, 8_500, 'microUsd');
+  });
+
+  test('a grant without a budget in dollars keeps no dollar counters', () => {
+    const state = newRun();
+    const child = spawn(state, state.rootId);
+    state.reserve(scope(state, child.id), { tokens: 1_000, owed: 0, spent: 0 });
+    state.refund(child.id, 10);
+    expect(state.record(child.id)).not.toHaveProperty('subtreeMicroUsd');
+    expect(state.record(child.id)).not.toHaveProperty('heldMicroUsd');
+  });
+});

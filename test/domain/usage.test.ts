@@ -13,7 +13,7 @@ import {
   UsageLedger,
   usageLine,
 } from '../../domain/usage';
-import { TokenAllowance } from '../../workflows/token-allowance';
+import { microUsdUnit, TokenAllowance } from '../../workflows/token-allowance';
 
 const call = (inputTokens: number, outputTokens: number, costUsd = 0) => ({
   inputTokens,
@@ -85,8 +85,11 @@ test("the price table: per million tokens, the provider's name first; bad tables
 });
 
 test("a call's reservation covers its maximum output and its input at two bytes a token, tool definitions included", () => {
-  expect(callReservation(0, 0, 100)).toBe(2_000 + 100);
-  expect(callReservation(10_000, 2, 4_096)).toBe(Math.ceil((10_000 + 4_000 + 600) / 2) + 4_096);
+  expect(callReservation(0, 0, 100)).toEqual({ inputTokens: 2_000, outputTokens: 100 });
+  expect(callReservation(10_000, 2, 4_096)).toEqual({
+    inputTokens: Math.ceil((10_000 + 4_000 + 600) / 2),
+    outputTokens: 4_096,
+  });
 });
 
 describe('a thread reserves a call from its allowance', () => {
@@ -119,6 +122,29 @@ describe('a thread reserves a call from its allowance', () => {
     const refused = allowance(1_000, () => 500);
     await expect(refused.reserveCall(5_000)).rejects.toMatchObject({ kind: 'QuotaExceeded' });
     expect(refused.state.allowance).toBe(1_500);
+  });
+
+  test('refused, a thread that gives back hands what it holds to the root (for threads still running)', async () => {
+    const requests: { tokens: number; giveBack?: number; spent: number }[] = [];
+    const tracked: Promise<void>[] = [];
+    const giving = new TokenAllowance(
+      async (request) => {
+        requests.push(request);
+        return { granted: 0 };
+      },
+      { allowance: 1_000, owed: 0, unreported: 300 },
+      (work) => void tracked.push(work),
+      microUsdUnit,
+      () => true,
+    );
+    await expect(giving.reserveCall(5_000)).rejects.toMatchObject({
+      kind: 'QuotaExceeded',
+      details: { limit: 'budgetUsd', value: 0.005 },
+      message: expect.stringContaining('$0.001000 is left to this thread'),
+    });
+    await Promise.all(tracked);
+    expect(requests.at(-1)).toEqual({ tokens: 0, owed: 0, spent: 0, giveBack: 1_000 });
+    expect(giving.state).toMatchObject({ allowance: 0, unreported: 0 });
   });
 
   test('a call that used more than it held owes the excess (told the root at once when low); one that failed gives it all back', async () => {

@@ -42,7 +42,21 @@ test('usage prints the tree ledger and each thread line; --json is the report; w
       ],
     }),
   );
-  const run = await runCli(['run', 'count my tokens', '--script', script, '--keep', '--json'], env);
+  const run = await runCli(
+    [
+      'run',
+      'count my tokens',
+      '--script',
+      script,
+      '--keep',
+      '--json',
+      '--budget',
+      '5000',
+      '--budget-usd',
+      '2.5',
+    ],
+    env,
+  );
   expect(run.code).toBe(0);
   const { rootThreadId, capability } = JSON.parse(run.stdout) as { rootThreadId: string; capability: string };
   const withKey = { ...env, AGENTS_KIT_CAPABILITY: capability };
@@ -57,17 +71,24 @@ test('usage prints the tree ledger and each thread line; --json is the report; w
     rootId: string;
     tree: { total: Usage; byModel: Record<string, Usage> };
     threads: { path: string; total: Usage }[];
+    budget: { tokens: { limit: number; used: number }; usd?: { limit: number; used: number } };
   };
   expect(report.rootId).toBe(rootThreadId);
   expect(report.tree.total).toEqual({ inputTokens: 0, outputTokens: 150, costUsd: 0, calls: 2 });
   expect(Object.keys(report.tree.byModel)).toEqual(['agents-kit:scripted-kernel']);
   const byPath = Object.fromEntries(report.threads.map((thread) => [thread.path, thread.total.outputTokens]));
   expect(Object.values(byPath).sort((a, b) => a - b)).toEqual([30, 120]);
+  // The grant's budgets and what the tree used of them (a scripted kernel costs nothing).
+  expect(report.budget).toEqual({ tokens: { limit: 5000, used: 150 }, usd: { limit: 2.5, used: 0 } });
 
   const lines = await runCli(['usage', rootThreadId], withKey);
   expect(lines.code).toBe(0);
   expect(lines.stdout.split('\n')[0]).toBe(`tree ${rootThreadId}: 0 in  150 out  $0.000000  2 calls`);
+  expect(lines.stdout.split('\n')[1]).toBe('  budget: 150 of 5000 tokens  $0.000000 of $2.5');
   expect(lines.stdout).toMatch(/helper \(\w+\): 0 in {2}30 out/);
+  const badBudget = await runCli(['run', 'x', '--budget-usd', '-1'], env);
+  expect(badBudget.code).toBe(1);
+  expect(badBudget.stderr).toMatch(/--budget-usd/);
 
   const bad = await runCli(['usage', 'not-a-thread'], withKey);
   expect(bad.code).toBe(1);

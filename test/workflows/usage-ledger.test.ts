@@ -209,3 +209,63 @@ test('a concurrent burst of model calls cannot pass the budget: each call is res
   expect(sumOfThreads(report).calls).toBe(expected.calls);
   await service.shutdown();
 }, 240_000);
+
+test('a budget in US dollars: a concurrent burst cannot pass it, a narrower subtree budget holds its own, and the counters equal the ledger', async () => {
+  const taskQueue = uniqueTaskQueue('usage-dollars');
+  // Every call asks for another tool call and reports 300 tokens (299 in, 1 out): 606 micro-dollars
+  // at the worker's prices. Tokens are plentiful; only dollars can stop the agents.
+  policy = () => ({ toolCalls: [{ name: 'list_agents', input: {} }], tokens: 300 });
+  worker = await startWorker(taskQueue);
+  const client = new Client({ connection });
+  // Each call holds ~$0.005-0.012 (its input's estimate and maximum output) and costs $0.000606: at the
+  // end, what each refused thread still holds is left unspent, less than 7 holds in all.
+  const budgetUsd = 0.2;
+  const service = await ThreadService.attach(client, {
+    taskQueue,
+    owner: 'tests',
+    root: scriptedRoot,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, budgetUsd },
+  });
+  const kernel = { type: 'model' as const, maxSteps: 200, maxOutputTokens: 50 };
+  const thrifty = await service
+    .rootControls()
+    .spawn({ task: 'spend a little', name: 'thrifty', kernel, limits: { budgetUsd: 0.012 } });
+  const spenders = await Promise.all(
+    Array.from({ length: 5 }, (_, n) =>
+      service.rootControls().spawn({ task: `spend ${n}`, name: `spender-${n}`, kernel }),
+    ),
+  );
+  const outcomes = await Promise.all(
+    [thrifty, ...spenders].map(async (thread) => (await untilTurns(service, thread.id, 1)).latestTurn!),
+  );
+  for (const outcome of outcomes) {
+    expect(outcome.error?.kind).toBe('QuotaExceeded');
+    expect(outcome.error?.message).toMatch(/dollar budget/);
+  }
+  expect(server.requests.every((request) => !request.aborted)).toBe(true);
+  const expected = reported(server.requests);
+  // The budget was used nearly up, and never passed.
+  expect(expected.costUsd).toBeLessThanOrEqual(budgetUsd);
+  expect(expected.costUsd).toBeGreaterThan(budgetUsd / 2);
+  const report = await eventually(
+    () => service.usage(),
+    (now) => now.tree.total.calls === expected.calls,
+    'every turn reported',
+  );
+  expect(report.tree.total.costUsd).toBeCloseTo(expected.costUsd, 9);
+  const thriftyLine = report.threads.find((thread) => thread.threadId === thrifty.id)!;
+  expect(thriftyLine.total.costUsd).toBeLessThanOrEqual(0.012);
+  expect(thriftyLine.total.calls).toBeGreaterThan(0);
+  // What the root counts equals the ledger once every thread reported: holds settled at the real cost.
+  const counters = await eventually(
+    () => service.counters(),
+    (now) => Math.round((now.costUsd ?? 0) * 1e6) === Math.round(expected.costUsd * 1e6),
+    'every call settled at what it cost',
+  );
+  expect(counters.budgetUsd).toBe(budgetUsd);
+  expect(report.budget.usd?.limit).toBe(budgetUsd);
+  console.log(
+    `dollar burst: ${expected.calls} calls, $${expected.costUsd} of $${budgetUsd}; thrifty ${thriftyLine.total.calls} calls, $${thriftyLine.total.costUsd} of $0.012`,
+  );
+  await service.shutdown();
+}, 240_000);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ErrorKind, isErrorKind, KitError, parseInput } from '../../../domain/errors';
 import { parseId } from '../../../domain/ids';
-import { KernelSpec, type AgentSpec } from '../../../domain/schemas';
+import { KernelSpec, maxBudgetUsd, type AgentSpec } from '../../../domain/schemas';
 import { approvalPolicy, describeApprovals, streamConversation } from '../approvals';
 import { formatMessage, formatReport, formatTree, latestResult } from '../format';
 import type { CliOutput } from '../io';
@@ -43,6 +43,12 @@ const RunOptions = ConnectionOptions.extend({
   maxConcurrent: intFlag(1, 10_000).optional(),
   maxTotal: intFlag(1, 1_000_000).optional(),
   budget: intFlag(0, Number.MAX_SAFE_INTEGER).optional(),
+  budgetUsd: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'expected an amount in US dollars, e.g. 2.50')
+    .transform(Number)
+    .pipe(z.number().max(maxBudgetUsd, `must be ≤ ${maxBudgetUsd}`))
+    .optional(),
   idleTimeout: intFlag(1, 30 * 24 * 3_600_000).optional(),
   timeout: intFlag(1, 24 * 3_600_000).default(300_000),
   keep: z.boolean().default(false),
@@ -90,6 +96,7 @@ export function runCommand(output: CliOutput): Command {
       .option('--max-concurrent <n>', 'grant: live threads at once')
       .option('--max-total <n>', 'grant: lifetime spawns')
       .option('--budget <tokens>', 'grant: token budget')
+      .option('--budget-usd <dollars>', 'grant: budget in US dollars at the worker’s AGENTS_KIT_MODEL_PRICES')
       .option('--idle-timeout <ms>', 'grant: how long an idle sub-agent lives')
       .option(
         '--timeout <ms>',
@@ -125,6 +132,7 @@ export function runCommand(output: CliOutput): Command {
           ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {}),
           ...(options.maxTotal !== undefined ? { maxTotal: options.maxTotal } : {}),
           ...(options.budget !== undefined ? { budgetTokens: options.budget } : {}),
+          ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),
           ...(options.idleTimeout !== undefined ? { idleTimeoutMs: options.idleTimeout } : {}),
         },
       });

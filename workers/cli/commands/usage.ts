@@ -28,6 +28,10 @@ const cell = (usage: Usage): string =>
 /** The report as lines: the tree's total and models, then each thread's total. */
 export function formatUsage(report: UsageReport): string[] {
   const lines = [`tree ${report.rootId}: ${cell(report.tree.total)}`];
+  const { tokens, usd } = report.budget;
+  lines.push(
+    `  budget: ${tokens.used} of ${tokens.limit} tokens${usd ? `  $${usd.used.toFixed(6)} of $${usd.limit}` : ''}`,
+  );
   for (const [model, usage] of Object.entries(report.tree.byModel)) lines.push(`  ${model}: ${cell(usage)}`);
   for (const thread of report.threads) {
     lines.push(
