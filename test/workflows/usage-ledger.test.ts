@@ -88,7 +88,8 @@ test('the ledger equals what the provider reported, per thread and for the tree,
     taskQueue,
     owner: 'tests',
     root: scriptedRoot,
-    grant: { owner: 'tests', idleTimeoutMs: 600_000 },
+    // A budget in dollars it never reaches: its allowances are carried and settled too.
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, budgetUsd: 100 },
     continueAsNewAfterEvents: 100,
   });
   const children = [];
@@ -144,6 +145,12 @@ test('the ledger equals what the provider reported, per thread and for the tree,
   expect(report.tree.total).toEqual({ ...expected, costUsd: expect.closeTo(expected.costUsd, 9) });
   expect(report.tree.byModel['openai-compatible:test-model']?.calls).toBe(expected.calls);
   expect(sumOfThreads(report)).toEqual({ ...expected, costUsd: expect.closeTo(expected.costUsd, 9) });
+  // What the root counts against the dollar budget is what the calls cost, each once.
+  await eventually(
+    () => service.counters(),
+    (now) => Math.round((now.costUsd ?? -1) * 1e6) === Math.round(expected.costUsd * 1e6),
+    'the dollar budget charged what the calls cost',
+  );
   for (const child of children) {
     const line = report.threads.find((thread) => thread.threadId === child.id)!;
     expect(line.total.calls).toBe(turns * 2);
