@@ -21,6 +21,7 @@ import { KitError, parseInput } from '../domain/errors';
 import { ConversationId, newId, parseId, relatedId, RequestId, ThreadId } from '../domain/ids';
 import { NotificationBody } from '../domain/schemas';
 import type { conversationWorkflow, ConversationWorkflowInput } from '../workflows/conversation-workflow';
+import type { ReadingClient } from './cancel';
 import { kitCall } from './errors';
 import { checkUpdateBytes, maxPublishUpdateBytes } from '../domain/answer-bounds';
 import { jsonBytes } from '../domain/bytes';
@@ -51,7 +52,7 @@ export const publishBatchSize = 500;
 
 /** A handle on the conversation workflow's current run (never pinned to one run: it continues as new). */
 export function conversationHandle(
-  client: Client,
+  client: Pick<Client, 'workflow'> | ReadingClient,
   conversationId: string,
 ): WorkflowHandle<typeof conversationWorkflow> {
   return client.workflow.getHandle<typeof conversationWorkflow>(

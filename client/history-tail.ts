@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { ReadingClient } from './cancel';
 import type { temporal } from '@temporalio/proto';
 import { withCancel } from './cancel';
 
@@ -21,7 +21,7 @@ const cancelled = (error: unknown) =>
  * run has closed, or when no such workflow exists.
  */
 export async function* tailHistory(
-  client: Client,
+  client: ReadingClient,
   workflowId: string,
   options: { after?: HistoryPosition; signal: AbortSignal },
 ): AsyncGenerator<{ runId: string; event: HistoryEvent }> {

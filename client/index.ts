@@ -47,7 +47,13 @@ export {
 } from '../domain/approval-policy';
 export { toKitError } from './errors';
 export { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
-export { streamTree, type StreamTreeOptions, type TreeEvent, type TreeEventBody } from './tree-stream';
+export {
+  streamTree,
+  type StreamTreeOptions,
+  type TreeEvent,
+  type TreeEventBody,
+  type TreeReadOptions,
+} from './tree-stream';
 export { usageReport, type ThreadUsageLine, type UsageReport } from './usage';
 export type { Usage, UsageLedger } from '../domain/usage';
 export { LiveCallId, LiveCursor, LiveEnd, type LiveOutputView } from '../domain/live-output';

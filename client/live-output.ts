@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { ReadingClient } from './cancel';
 import { watchOutputUpdate } from '../domain/conversation-messages';
 import { ErrorKind, KitError } from '../domain/errors';
 import { parseId, relatedId } from '../domain/ids';
@@ -53,7 +53,7 @@ const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * }
  */
 export async function* watchOutput(
-  client: Client,
+  client: ReadingClient,
   threadId: string,
   options: WatchOutputOptions,
 ): AsyncGenerator<LiveOutputEvent> {

@@ -41,7 +41,9 @@ import {
   isTerminal,
 } from '../domain/schemas';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
+import { readingClientOf } from './cancel';
 import { kitCall } from './errors';
+import { streamTree, type TreeEvent, type TreeReadOptions } from './tree-stream';
 import { executeUpdate, longPoll } from './updates';
 
 /**
@@ -57,6 +59,21 @@ export class ThreadControls {
     capability: Capability,
   ) {
     this.capability = parseInput(Capability, capability, 'capability');
+  }
+
+  /**
+   * SPEC S10.2: every event of this thread's subtree, in causal order, from the start or after a cursor,
+   * readable after the run has ended, as `ThreadService.streamTree` gives the root's holder. This
+   * thread's workflow tells which senders in the histories were proven (`check-proofs` queries), as
+   * the capability cannot check them itself.
+   */
+  async *streamTree(options: TreeReadOptions): AsyncGenerator<TreeEvent> {
+    const rootPath = options.rootPath ?? (await this.loadThread(this.capability.threadId))?.path;
+    yield* streamTree(readingClientOf(this.handle.client), this.capability.rootId, {
+      ...options,
+      ...(rootPath ? { rootPath } : {}),
+      capability: this.capability,
+    });
   }
 
   /** Who calls: the capability's root run and thread. */

@@ -49,7 +49,7 @@ import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { kitCall, toKitError } from './errors';
 import { executeUpdate } from './updates';
 import { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
-import { streamTree, type StreamTreeOptions, type TreeEvent } from './tree-stream';
+import { streamTree, type TreeEvent, type TreeReadOptions } from './tree-stream';
 
 import { ThreadControls } from './thread-controls';
 import { usageReport, type UsageReport } from './usage';
@@ -228,9 +228,7 @@ export class ThreadService {
    * SPEC S10.2: every event of this run's tree (or of one thread's subtree), in causal order, from the
    * start or after a cursor, readable after the run has ended ({@link streamTree}).
    */
-  streamTree(
-    options: Omit<StreamTreeOptions, 'runKey'> & { signal: AbortSignal },
-  ): AsyncGenerator<TreeEvent> {
+  streamTree(options: TreeReadOptions & { threadId?: string }): AsyncGenerator<TreeEvent> {
     return streamTree(this.client, this.rootThreadId, { ...options, runKey: this.capability });
   }
 

@@ -1,7 +1,6 @@
-import type { Client } from '@temporalio/client';
+import type { ReadingClient } from './cancel';
 import type { Payload } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { Capability } from '../domain/capability';
 import { PublishRequest, SettleInteraction } from '../domain/conversation-schemas';
 import { LiveChunk, type LiveOutput } from '../domain/live-output';
 import type { HistoryEvent } from './history-tail';
@@ -9,14 +8,14 @@ import type { TreeEventBody } from './tree-stream';
 
 /** Argument `index` of a history event's payloads, decoded by the client's converter (and codec). */
 export const payloadArg = (
-  client: Client,
+  client: ReadingClient,
   payloads: Payload[] | null | undefined,
   index = 0,
 ): Promise<unknown> =>
   decodeFromPayloadsAtIndex(client.options.loadedDataConverter, index, payloads ?? []).catch(() => undefined);
 
 /** Whether a workflow of that id exists (any run). */
-export const exists = (client: Client, workflowId: string) =>
+export const exists = (client: ReadingClient, workflowId: string) =>
   client.workflow
     .getHandle(workflowId)
     .describe()
@@ -27,7 +26,8 @@ export const exists = (client: Client, workflowId: string) =>
 
 /** What one history event of a thread's conversation says, as the conversation took it. */
 export interface Reading {
-  proven(from: unknown): from is Capability;
+  /** Whether `from` proves the conversation's own thread under the run's key. */
+  proven(from: unknown): Promise<boolean>;
   seen: Set<string>;
   settled: Set<string>;
   live: LiveOutput;
@@ -36,14 +36,14 @@ export interface Reading {
 
 /** The tree events one history event of a thread's conversation holds, as the conversation took them. */
 export async function conversationEventsOf(
-  client: Client,
+  client: ReadingClient,
   event: HistoryEvent,
   reading: Reading,
 ): Promise<TreeEventBody[]> {
   const arg = (payloads: Payload[] | null | undefined, index = 0) => payloadArg(client, payloads, index);
-  const published = (raw: unknown): TreeEventBody[] => {
+  const published = async (raw: unknown): Promise<TreeEventBody[]> => {
     const request = PublishRequest.safeParse(raw);
-    if (!request.success || reading.ended || !reading.proven(request.data.from)) return [];
+    if (!request.success || reading.ended || !(await reading.proven(request.data.from))) return [];
     const taken: TreeEventBody[] = [];
     for (const notification of request.data.notifications) {
       if (reading.seen.has(notification.id)) continue;
@@ -68,14 +68,14 @@ export async function conversationEventsOf(
     if (signalled.signalName === 'publish') return published(raw);
     if (signalled.signalName === 'interaction-settled') {
       const settle = SettleInteraction.safeParse(raw);
-      if (!settle.success || !reading.proven(settle.data.from)) return [];
+      if (!settle.success || !(await reading.proven(settle.data.from))) return [];
       if (reading.settled.has(settle.data.resolution.requestId)) return [];
       reading.settled.add(settle.data.resolution.requestId);
       return [{ type: 'interaction-resolved', resolution: settle.data.resolution }];
     }
     if (signalled.signalName === 'live-output') {
       const chunk = LiveChunk.safeParse(raw);
-      if (!chunk.success || !reading.proven(chunk.data.from)) return [];
+      if (!chunk.success || !(await reading.proven(chunk.data.from))) return [];
       const before = reading.live.read('', { call: chunk.data.call, offset: 0, ended: false });
       const known = before.call ? before.length : 0;
       const length = reading.live.write(chunk.data);

@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { ReadingClient } from './cancel';
 import { z } from 'zod';
 import { ControlRequest, ControlResponse } from '../domain/control';
 import { SendMessageRequest } from '../domain/schemas';
@@ -21,7 +21,7 @@ export interface MailboxReading {
   /** The history event being read (its run's events). */
   eventId: number;
   /** Whether a request's sender is proven under the run's key (an unproven one is never answered). */
-  proven(from: unknown): boolean;
+  proven(from: unknown): Promise<boolean>;
 }
 
 /** A message this thread's workflow sent (its `control-request` to the recipient), or undefined. */
@@ -45,7 +45,7 @@ function sent(raw: unknown): TreeEventBody | undefined {
  * has no receipt, so it is no event. `after` names the send a receipt must follow (SPEC S10.2).
  */
 export async function mailboxEventsOf(
-  client: Client,
+  client: ReadingClient,
   event: HistoryEvent,
   reading: MailboxReading,
 ): Promise<(TreeEventBody & { after?: string })[]> {
@@ -82,7 +82,7 @@ export async function mailboxEventsOf(
     if (
       request.success &&
       request.data.operation.type === 'send-message' &&
-      reading.proven(request.data.from)
+      (await reading.proven(request.data.from))
     ) {
       const message = SendMessageRequest.safeParse(request.data.operation.request);
       if (message.success)

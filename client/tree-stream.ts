@@ -1,6 +1,6 @@
-import type { Client } from '@temporalio/client';
 import { setMaxListeners } from 'node:events';
-import { capabilityRefusal, rootCapability, type Capability } from '../domain/capability';
+import type { ReadingClient } from './cancel';
+import { rootCapability, type Capability } from '../domain/capability';
 import type { InteractionResolution } from '../domain/conversation-schemas';
 import { ErrorKind, KitError } from '../domain/errors';
 import { parseId, relatedId, type ThreadId } from '../domain/ids';
@@ -10,6 +10,7 @@ import { tailHistory, type HistoryEvent, type HistoryPosition } from './history-
 import { watchOutput } from './live-output';
 import { conversationEventsOf, exists, type Reading } from './tree-conversation';
 import { mailboxEventsOf, type MailboxReading } from './tree-mailbox';
+import { checkedByThread, checkedWithKey } from './tree-proofs';
 
 /**
  * SPEC S10.2: one stream of a whole root run, causally ordered, resumable from a cursor, readable after
@@ -83,12 +84,26 @@ interface Cursor {
 }
 const rememberedSends = 2_000;
 
-/** Options of {@link streamTree}. */
-export interface StreamTreeOptions {
-  /** The run's key (`service.capability`): proves what each workflow accepted. */
-  runKey: string;
-  /** Stream only this thread's subtree (default: the whole tree, from the root). */
-  threadId?: string;
+/** Options of {@link streamTree}: who reads (the run's key, or a thread's capability), and how. */
+export type StreamTreeOptions = (
+  | {
+      /** The run's key (`service.capability`): proves what each workflow accepted. */
+      runKey: string;
+      /** Stream only this thread's subtree (default: the whole tree, from the root). */
+      threadId?: string;
+    }
+  | {
+      /**
+       * A thread's capability instead (thread-scoped controls, SPEC S3.9): the stream is of that thread's
+       * subtree, and that thread's workflow tells which senders in the histories were proven.
+       */
+      capability: Capability;
+    }
+) &
+  TreeReadOptions;
+
+/** How a tree stream reads: where it starts, whether it watches output, until when. */
+export interface TreeReadOptions {
   /** The path of the thread the stream starts at (`/root` for the root). */
   rootPath?: string;
   /** A cursor from an earlier event: the stream goes on after it. */
@@ -148,7 +163,7 @@ const sendWaitMs = 10_000;
  * cursor, until `signal` aborts, or every history of the tree has closed.
  */
 export async function* streamTree(
-  client: Client,
+  client: ReadingClient,
   rootThreadId: string,
   options: StreamTreeOptions,
 ): AsyncGenerator<TreeEvent> {
@@ -167,12 +182,15 @@ export async function* streamTree(
 }
 
 async function* ordered(
-  client: Client,
+  client: ReadingClient,
   rootId: ThreadId,
   options: StreamTreeOptions,
   watching: AbortSignal,
 ): AsyncGenerator<TreeEvent> {
-  const top = options.threadId ? parseId('thread', options.threadId, 'threadId') : rootId;
+  const scoped = 'capability' in options ? options.capability : undefined;
+  const keyed = 'runKey' in options ? options : undefined;
+  const top = parseId('thread', scoped?.threadId ?? keyed?.threadId ?? rootId, 'threadId');
+  const proofs = scoped ? checkedByThread(client.workflow, scoped) : checkedWithKey(keyed!.runKey, rootId);
   const cursor = parseCursor(options.after, top, options.rootPath ?? '/root');
   const sends = new Set(cursor.sends);
   const queues = new Map<string, Pending[]>();
@@ -252,9 +270,7 @@ async function* ordered(
     if (queues.has(`${threadId}|conversation`)) return;
     if (options.output) watch(threadId);
     const reading: Reading = {
-      proven: (from): from is Capability =>
-        capabilityRefusal(options.runKey, rootId, from) === undefined &&
-        (from as Capability).threadId === threadId,
+      proven: async (from) => (from as Capability).threadId === threadId && (await proofs(from)),
       seen: new Set(),
       settled: new Set(),
       live: new LiveOutput(),
@@ -263,7 +279,7 @@ async function* ordered(
     const mailbox: MailboxReading = {
       pending: new Map(),
       eventId: 0,
-      proven: (from) => capabilityRefusal(options.runKey, rootId, from) === undefined,
+      proven: proofs,
     };
     read(threadId, 'conversation', relatedId('conversation', threadId), (event) =>
       conversationEventsOf(client, event, reading),
@@ -285,7 +301,7 @@ async function* ordered(
 
   /** Watches a thread's output: its flushes reach its conversation's history, read above. */
   const watch = (threadId: ThreadId) => {
-    const capability = rootCapability(options.runKey, rootId);
+    const capability = scoped ?? rootCapability(keyed!.runKey, rootId);
     void (async () => {
       for await (const event of watchOutput(client, threadId, { capability, signal: watching })) void event;
     })().catch(() => undefined);

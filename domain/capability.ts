@@ -102,3 +102,35 @@ export const isSelfOrBelow = (capability: Capability, threadId: string): boolean
 /** Whether the holder of `capability` is an ancestor of a thread whose ancestors are `lineage`. */
 export const isAncestorOf = (capability: Capability, lineage: readonly string[]): boolean =>
   lineage.includes(capability.threadId);
+
+/** The most capabilities one {@link checkProofs} query checks. */
+export const maxProofsPerCheck = 100;
+
+/** What a reader asks a thread's workflow: which of `capabilities` prove what they claim (SPEC S10.2). */
+export const ProofCheckRequest = z
+  .object({ from: z.unknown(), capabilities: z.array(z.unknown()).max(maxProofsPerCheck) })
+  .strict();
+export type ProofCheckRequest = z.infer<typeof ProofCheckRequest>;
+
+/** Its answer: one boolean per capability asked, or why the asker was refused. */
+export type ProofCheckAnswer = { proven: boolean[] } | { refused: string };
+
+/**
+ * SPEC S10.2, S3.9: a reader holding a thread's capability, not the run key, learns from that thread's
+ * workflow (which holds the key) which capabilities in the tree's histories are proven, so it decides
+ * what each workflow accepted as the workflow did. Only a proven asker is answered. Whether a
+ * capability found in a history is valid is all it learns: nothing about the key, nothing that lets it
+ * make one.
+ */
+export function checkProofs(runKey: string, rootId: string, raw: unknown): ProofCheckAnswer {
+  const request = ProofCheckRequest.safeParse(raw);
+  if (!request.success)
+    return { refused: `check-proofs: expected { from, capabilities } with at most ${maxProofsPerCheck}` };
+  const refusal = capabilityRefusal(runKey, rootId, request.data.from);
+  if (refusal) return { refused: refusal };
+  return {
+    proven: request.data.capabilities.map(
+      (capability) => capabilityRefusal(runKey, rootId, capability) === undefined,
+    ),
+  };
+}

@@ -14,7 +14,7 @@ import type {
   WaitResult,
 } from './control';
 import type { ApprovalPolicy, ApprovalPolicyChange, ApprovalPolicyPush } from './approval-policy';
-import type { Capability } from './capability';
+import type { Capability, ProofCheckAnswer, ProofCheckRequest } from './capability';
 import type { InteractionResolution, ResolveInteractionRequest } from './conversation-schemas';
 import type {
   AgentThread,
@@ -128,6 +128,8 @@ export interface UsageView {
   tree?: UsageLedger;
 }
 export const usageQuery = defineQuery<UsageView>('usage');
+/** SPEC S10.2: which capabilities prove what they claim, for a reader without the run key (`checkProofs`). */
+export const checkProofsQuery = defineQuery<ProofCheckAnswer, [ProofCheckRequest]>('check-proofs');
 
 /**
  * SPEC S11.4: change the tree's approval policy (root capability only); answers with the new policy,

@@ -45,7 +45,7 @@ import { ControlTransport } from './control-transport';
 import { asFailure } from './failures';
 import type { AgentControls } from './kernel';
 import { kernelFor, usesModelKernel } from './kernels';
-import { ThreadAuthority } from './thread-authority';
+import { registerProofChecks, ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
 import { ThreadOperations } from './thread-operations';
 import { ThreadLoop } from './thread-runtime';
@@ -273,6 +273,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   });
   setHandler(mailboxQuery, () => ({ received: mailbox.view() }));
   setHandler(threadQuery, () => thread);
+  registerProofChecks(authority);
   setHandler(usageQuery, () => ({ threadId: thread.id, ledger: usage.ledger }));
   watch.register(authority);
   if (!resume) watch.record(thread);

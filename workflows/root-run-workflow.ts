@@ -41,7 +41,7 @@ import { asFailure } from './failures';
 import { kernelFor } from './kernels';
 import { registerRootUpdates } from './root-updates';
 import { RootHost } from './root-host';
-import { ThreadAuthority } from './thread-authority';
+import { registerProofChecks, ThreadAuthority } from './thread-authority';
 import { ThreadConversation } from './thread-conversation';
 import { ThreadLoop } from './thread-runtime';
 import { ThreadOperations } from './thread-operations';
@@ -219,6 +219,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     admissionOpen: state.isAdmissionOpen,
   }));
   setHandler(threadQuery, () => state.root);
+  registerProofChecks(authority);
   setHandler(approvalPolicyQuery, (capability) =>
     answerQuery(() => (scopeOf(capability), policyOrRefusal(policy).policy)),
   );

@@ -1,4 +1,12 @@
-import { isAncestorOf, mintCapability, provenCapability, type Capability } from '../domain/capability';
+import { setHandler } from '@temporalio/workflow';
+import {
+  checkProofs,
+  isAncestorOf,
+  mintCapability,
+  provenCapability,
+  type Capability,
+} from '../domain/capability';
+import { checkProofsQuery } from '../domain/messages';
 import { ErrorKind, KitError } from '../domain/errors';
 import type { ThreadId } from '../domain/ids';
 
@@ -62,4 +70,12 @@ export class ThreadAuthority {
     if (caller.threadId !== this.threadId && !isAncestorOf(caller, this.self.lineage))
       throw denied(`thread ${caller.threadId} may not answer the interactions of ${path}`);
   }
+}
+
+/**
+ * SPEC S10.2: answers `check-proofs` queries (a reader streaming a subtree with a thread's capability
+ * asks which capabilities in the histories are proven). A query: nothing in the history, no action.
+ */
+export function registerProofChecks(authority: ThreadAuthority): void {
+  setHandler(checkProofsQuery, (raw) => checkProofs(authority.runKey, authority.rootId, raw));
 }

@@ -5,7 +5,8 @@
 import type { ScriptStepShape } from '../../domain/schemas';
 import { streamTree, type TreeEvent } from '../../client/tree-stream';
 import { publishSignal } from '../../domain/conversation-messages';
-import { newId } from '../../domain/ids';
+import { newId, relatedId } from '../../domain/ids';
+import { ThreadControls } from '../../client/thread-controls';
 import { randomUUID } from 'node:crypto';
 import { attachRun, eventually } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
@@ -53,6 +54,19 @@ async function read(
   killAfter: number[] = [],
   subtree: { threadId?: string; rootPath?: string } = {},
 ): Promise<TreeEvent[]> {
+  return readFrom(
+    (options) => streamTree(temporal.client, rootId, { runKey, ...subtree, ...options }),
+    enough,
+    killAfter,
+  );
+}
+
+/** {@link read} from any stream: `open` starts one after a cursor. */
+async function readFrom(
+  open: (options: { signal: AbortSignal; after?: string }) => AsyncGenerator<TreeEvent>,
+  enough: (events: TreeEvent[]) => boolean,
+  killAfter: number[] = [],
+): Promise<TreeEvent[]> {
   const events: TreeEvent[] = [];
   let after: string | undefined;
   for (let round = 0; ; round++) {
@@ -65,12 +79,7 @@ async function read(
     };
     settle();
     let killed = false;
-    for await (const item of streamTree(temporal.client, rootId, {
-      runKey,
-      ...subtree,
-      signal: stop.signal,
-      ...(after ? { after } : {}),
-    })) {
+    for await (const item of open({ signal: stop.signal, ...(after ? { after } : {}) })) {
       events.push(item);
       after = item.cursor;
       settle();
@@ -202,4 +211,75 @@ test('a 3-level tree of 21 threads streams in causal order, resumable, and reada
   expect(new Set(branch.map(keyOf))).toEqual(
     new Set(whole.filter((item) => item.path.startsWith('/root/b')).map(keyOf)),
   );
+}, 240_000);
+
+test('a thread-scoped reader streams its subtree without the run key: its workflow checks the senders', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    root: {
+      name: 'root',
+      task: 'coordinate',
+      kernel: {
+        type: 'scripted',
+        turns: spawning(['lead'], () =>
+          spawning(['x', 'y'], (leaf) => [
+            [
+              { type: 'send', to: 'parent', content: `hello from ${leaf}` },
+              { type: 'reply', text: `leaf ${leaf}` },
+            ],
+          ]),
+        ),
+      },
+    },
+    grant: { owner: 'tests', maxConcurrent: 10, maxTotal: 10, maxDepth: 3 },
+  });
+  const lead = await eventually(
+    async () => (await service.rootControls().listThreads()).find((thread) => thread.name === 'lead'),
+    (thread) => thread !== undefined,
+    'the lead spawned',
+  );
+  const controls = new ThreadControls(service.handle, await service.capabilityOf(lead!.id));
+  const allEnded = (events: TreeEvent[]) => ended(events) >= 3;
+  // Read live, killed and resumed twice, while a forged publish lands in the lead's conversation:
+  // one with a made-up proof, one proven but by another thread (the root).
+  const scoped = readFrom((options) => controls.streamTree(options), allEnded, [2, 6]);
+  const leadConversation = relatedId('conversation', lead!.id);
+  for (const from of [{ ...controls.capability, proof: 'f'.repeat(64) }, service.rootCapability])
+    await temporal.client.workflow.getHandle(leadConversation).signal(publishSignal, {
+      from,
+      notifications: [
+        {
+          id: newId('notification', randomUUID),
+          createdAt: new Date().toISOString(),
+          body: { type: 'message', text: 'forged' },
+        },
+      ],
+    });
+  await eventually(
+    async () =>
+      (await service.rootControls().listThreads()).filter((thread) => thread.turnsCompleted >= 1).length,
+    (count) => count === 4,
+    'every thread’s first turn',
+    120_000,
+  );
+  await service.shutdown();
+  const events = await scoped;
+  expect(new Set(events.map((item) => item.path))).toEqual(
+    new Set(['/root/lead', '/root/lead/x', '/root/lead/y']),
+  );
+  expect(events.map(keyOf)).toHaveLength(new Set(events.map(keyOf)).size);
+  expect(events.some((item) => JSON.stringify(item.event).includes('forged'))).toBe(false);
+  // The same events as the run key's holder reads for that subtree.
+  const keyed = await read(service.rootThreadId, service.capability, allEnded, [], {
+    threadId: lead!.id,
+    rootPath: '/root/lead',
+  });
+  expect(new Set(events.map(keyOf))).toEqual(new Set(keyed.map(keyOf)));
+  expect(events.filter((item) => item.event.type === 'message-received')).toHaveLength(2);
+  // A capability whose proof does not match is refused by the thread's workflow.
+  const forged = new ThreadControls(service.handle, { ...controls.capability, proof: 'e'.repeat(64) });
+  const refused = (async () => {
+    for await (const item of forged.streamTree({ signal: AbortSignal.timeout(60_000), rootPath: '/x' }))
+      void item;
+  })();
+  await expect(refused).rejects.toMatchObject({ kind: 'PermissionDenied' });
 }, 240_000);
