@@ -24,20 +24,7 @@ import {
 } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
 import { noopTool } from './step-model';
-
-export const replyOnly: ScriptStepShape[][] = [[{ type: 'reply', text: 'done' }]];
-
-/** A root run of its own per operation, so no operation's history load slows another's. */
-export async function attachRoot(context: BenchContext, label: string): Promise<ThreadService> {
-  const service = await ThreadService.attach(context.client, {
-    taskQueue: context.taskQueue,
-    owner: 'bench',
-    root: { task: `bench ${label}`, name: 'root', kernel: { type: 'scripted', turns: replyOnly } },
-    grant: { owner: 'bench', maxConcurrent: 10_000, maxTotal: 10_000, idleTimeoutMs: 3_600_000 },
-  });
-  // No shutdown at the end: the run's dev server and database are thrown away with their workflows.
-  return service;
-}
+import { attachRoot, replyOnly } from './bench-roots';
 
 /** Spawns an agent and waits until its first turn is over (it is idle). */
 async function spawnIdle(controls: ThreadControls, name: string, turns = replyOnly): Promise<AgentThread> {

@@ -16,7 +16,7 @@ import { awaitSettled } from './histories';
 import { nowMs, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
 import { deferred, within, type Deferred } from './waiting';
-import { attachRoot } from './agents-kit-ops';
+import { attachRoot } from './bench-roots';
 
 // "first delta → watcher" (issue 18): how long the first text a provider emits takes to reach a client
 // watching the thread (SPEC S10.1), against the long-poll wake-up it rides on. The model is a fake with a

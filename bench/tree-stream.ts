@@ -5,7 +5,7 @@ import type { AgentThread } from '../domain/schemas';
 import { nowMs, type BenchConfig, type OperationBenchmark, type TimedOperation } from './measure';
 import { costOf, Primitive, type BenchContext } from './primitives';
 import { deferred, within, type Deferred } from './waiting';
-import { attachRoot, replyOnly } from './agents-kit-ops';
+import { attachRoot, replyOnly } from './bench-roots';
 
 // "tree event → tree stream" (issue 18): how long an event of a root run's tree takes to reach a client
 // reading the tree stream (SPEC S10.2), against the long-poll wake-up it rides on. The event is a message

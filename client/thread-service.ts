@@ -228,8 +228,12 @@ export class ThreadService {
    * SPEC S10.2: every event of this run's tree (or of one thread's subtree), in causal order, from the
    * start or after a cursor, readable after the run has ended ({@link streamTree}).
    */
-  streamTree(options: TreeReadOptions & { threadId?: string }): AsyncGenerator<TreeEvent> {
-    return streamTree(this.client, this.rootThreadId, { ...options, runKey: this.capability });
+  async *streamTree(options: TreeReadOptions & { threadId?: string }): AsyncGenerator<TreeEvent> {
+    const ancestors =
+      options.threadId && options.threadId !== this.rootThreadId
+        ? (await this.capabilityOf(options.threadId)).lineage
+        : [];
+    yield* streamTree(this.client, this.rootThreadId, { ...options, ancestors, runKey: this.capability });
   }
 
   /** SPEC S3.7: the root's messages, drained in order, each once. */

@@ -91,6 +91,11 @@ export type StreamTreeOptions = (
       runKey: string;
       /** Stream only this thread's subtree (default: the whole tree, from the root). */
       threadId?: string;
+      /**
+       * That thread's ancestors (the root first): a message from one of them has no send in the stream,
+       * so its receipt goes at once (without them, after {@link sendWaitMs}).
+       */
+      ancestors?: readonly string[];
     }
   | {
       /**
@@ -155,8 +160,11 @@ const isTurnStart = (item: Pending) =>
   item.event.body.type === 'status' &&
   item.event.body.event === 'turn-start';
 
-/** A receipt whose send was never seen (its sender's history lost) goes after this long. */
-const sendWaitMs = 10_000;
+/**
+ * A receipt whose send was never seen goes after this long: its sender's history lost, or, in a subtree's
+ * stream that was not told the subtree's ancestors, a message from above it.
+ */
+export const sendWaitMs = 10_000;
 
 /**
  * Streams every event of a root run's tree (SPEC S10.2), in causal order, from the start or after a
@@ -191,6 +199,8 @@ async function* ordered(
   const keyed = 'runKey' in options ? options : undefined;
   const top = parseId('thread', scoped?.threadId ?? keyed?.threadId ?? rootId, 'threadId');
   const proofs = scoped ? checkedByThread(client.workflow, scoped) : checkedWithKey(keyed!.runKey, rootId);
+  // Senders above the subtree: their sends are not in the stream, so their receipts wait for none.
+  const above = new Set<string>(scoped?.lineage ?? keyed?.ancestors ?? []);
   const cursor = parseCursor(options.after, top, options.rootPath ?? '/root');
   const sends = new Set(cursor.sends);
   const queues = new Map<string, Pending[]>();
@@ -314,7 +324,9 @@ async function* ordered(
       const head = queue[0];
       if (!head) continue;
       const ready = head.after
-        ? sends.has(head.after) || Date.now() - head.since >= sendWaitMs
+        ? sends.has(head.after) ||
+          above.has(head.after.split('|')[0]!) ||
+          Date.now() - head.since >= sendWaitMs
         : !isTurnStart(head) ||
           (readUpTo.get(`${head.threadId}|mailbox`) ?? 0) >= head.time ||
           Date.now() - head.since >= turnStartWaitMs;

@@ -3,7 +3,7 @@
 // and repeats nothing against one that read straight through; forged publishes are not in it; after the
 // run has ended, the same events are read again from the start.
 import type { ScriptStepShape } from '../../domain/schemas';
-import { streamTree, type TreeEvent } from '../../client/tree-stream';
+import { sendWaitMs, streamTree, type TreeEvent } from '../../client/tree-stream';
 import { publishSignal } from '../../domain/conversation-messages';
 import { newId, relatedId } from '../../domain/ids';
 import { ThreadControls } from '../../client/thread-controls';
@@ -254,6 +254,8 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
         },
       ],
     });
+  // A message from above the subtree: its send is not in the stream, so its receipt waits for none.
+  await service.rootControls().sendMessage({ recipient: lead!.id, content: 'from above' });
   await eventually(
     async () =>
       (await service.rootControls().listThreads()).filter((thread) => thread.turnsCompleted >= 1).length,
@@ -274,7 +276,13 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
     rootPath: '/root/lead',
   });
   expect(new Set(events.map(keyOf))).toEqual(new Set(keyed.map(keyOf)));
-  expect(events.filter((item) => item.event.type === 'message-received')).toHaveLength(2);
+  expect(events.filter((item) => item.event.type === 'message-received')).toHaveLength(3);
+  // Read again once the run has ended: the receipt from above is not held back for a send that never
+  // comes (sendWaitMs, 10 s); the read takes ~1.5 s (1 s of it the quiet wait), so 10 s is a 6x margin.
+  const started = Date.now();
+  const again = await readFrom((options) => controls.streamTree(options), allEnded);
+  expect(Date.now() - started).toBeLessThan(sendWaitMs);
+  expect(again.some((item) => JSON.stringify(item.event).includes('from above'))).toBe(true);
   // A capability whose proof does not match is refused by the thread's workflow.
   const forged = new ThreadControls(service.handle, { ...controls.capability, proof: 'e'.repeat(64) });
   const refused = (async () => {
