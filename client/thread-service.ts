@@ -142,6 +142,8 @@ export class ThreadService {
             continueAsNewAfterEvents: options.continueAsNewAfterEvents,
             // SPEC S11.3: every model call of the tree holds its reservation before it starts.
             usageLedger: true,
+            // SPEC S6.4: threads' allowance refills sized by their calls' reservations.
+            callSizedAllowance: true,
             // SPEC S11.4: every kernel's tool calls pass the tree's approval gate.
             approvalPolicy,
           },

@@ -141,6 +141,7 @@ const AllowanceState = z
     owed: z.number().int().min(0),
     unreported: z.number().int().min(0),
     scarce: z.boolean().optional(),
+    lastCall: z.number().int().min(0).max(1e12).optional(),
   })
   .strict();
 
@@ -190,6 +191,8 @@ export const AgentInput = z
     allowance: z.number().int().min(0).max(1e9).optional(),
     /** SPEC S11.3: the root's `usageLedger` feature, passed on to every thread (workflows/patches.ts). */
     usageLedger: z.literal(true).optional(),
+    /** SPEC S6.4: the root's `callSizedAllowance` feature, passed on to every thread (workflows/patches.ts). */
+    callSizedAllowance: z.literal(true).optional(),
     /**
      * SPEC S11.3: the thread's subtree has a budget in dollars (its own or an ancestor's): its model calls
      * hold micro-dollars too, from `costAllowance` (set aside as it started) on. Absent before that budget.

@@ -146,9 +146,12 @@ export function reserve(
   const meter = meters[unit];
   spent(caller, request.spent, unit);
   if (request.giveBack) {
+    // Never refused: what the thread gives back is gone from it whatever the answer, so the root must
+    // take it (and what it owed) even when a budget on the way up is used up.
     const back = Math.min(request.giveBack, meter.held(caller));
     meter.setHeld(caller, meter.held(caller) - back);
-    addUse(registry, caller, meter, -back);
+    addUse(registry, caller, meter, request.owed - back);
+    return { granted: 0, remaining: leastLeft(registry, caller, meter) };
   }
   const { remaining } = charge(registry, caller, request.owed, unit);
   const share = Math.max(0, Math.min(request.tokens, Math.floor(remaining / 4)));

@@ -386,6 +386,11 @@ export const RootRunInput = z
      */
     usageLedger: z.literal(true).optional(),
     /**
+     * SPEC S6.4: a thread's allowance refills are sized by its calls' reservations, not only the fixed
+     * grant (workflows/patches.ts); absent in runs recorded before it.
+     */
+    callSizedAllowance: z.literal(true).optional(),
+    /**
      * SPEC S11.4: the tree's approval policy (the newest, once carried through continue-as-new); its
      * presence turns on the one approval gate of every kernel (workflows/patches.ts).
      */

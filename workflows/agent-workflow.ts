@@ -51,7 +51,7 @@ import { ThreadOperations } from './thread-operations';
 import { ThreadLoop } from './thread-runtime';
 import { RunLifetime } from './run-lifetime';
 import { ThreadWatch } from './thread-watch';
-import { allowanceHolder, microUsdUnit, TokenAllowance, tokenUnit } from './token-allowance';
+import { allowanceHolder, microUsdUnit, TokenAllowance } from './token-allowance';
 import { callBudget } from './call-budget';
 import { patches } from './patches';
 import { ThreadUsage } from '../domain/usage';
@@ -129,8 +129,10 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       (await call({ type: 'reserve', ...request })) as { granted: number; remaining: number },
     resume?.tokens ?? { allowance: input.allowance ?? 0, owed: 0, unreported: 0 },
     track,
-    tokenUnit,
-    () => patched(patches.refusedCallGivesBack),
+    {
+      givesBack: () => patched(patches.refusedCallGivesBack),
+      callSized: input.callSizedAllowance === true,
+    },
   );
   // SPEC S11.3: under a budget in dollars, a second allowance in micro-dollars, kept the same way.
   const costAllowance = input.dollarBudget
@@ -142,8 +144,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
           },
         resume?.cost ?? { allowance: input.costAllowance ?? 0, owed: 0, unreported: 0 },
         track,
-        microUsdUnit,
-        () => true,
+        { unit: microUsdUnit, givesBack: () => true, callSized: input.callSizedAllowance === true },
       )
     : undefined;
   /** SPEC S5.1: a "child spawned" status in this thread's conversation. */

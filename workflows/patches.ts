@@ -20,6 +20,11 @@
  *   approval gate (workflows/approval-gate.ts): a scripted `tool` step of a `needsApproval` tool asks
  *   first (before, it ran without approval), the model kernel asks as the policy says. Its histories
  *   are recorded beside the v1 ones (`record-histories.ts --approval`, `approvalPolicy-*.json`).
+ * - `callSizedAllowance` (RootRunInput, AgentInput; SPEC S6.4): a thread's allowance refills ask for four
+ *   of its latest call's reservations when that is more than the fixed grant (20,000 tokens), and start
+ *   once it holds less than two of them. Before it, a thread with a long transcript (a reservation of
+ *   ~78,000 tokens at 144 KiB) asked its root before nearly every model call: 2 round trips per 8-step
+ *   turn in the bench's agent step, on the step's path.
  * - a budget in US dollars (`DelegationGrant.budgetUsd` in RootRunInput, a spawn's `limits.budgetUsd`;
  *   `AgentInput.dollarBudget`; SPEC S11.3): model calls also hold micro-dollars at the worker's prices
  *   (a `modelPrice` local activity once per run), threads keep a second allowance and report it. Its

@@ -63,6 +63,7 @@ export class RootHost {
       operations: number;
       answers: TaskBudget;
       usageLedger?: boolean; // SPEC S11.3: model calls hold reservations (RootRunInput.usageLedger)
+      callSizedAllowance?: boolean; // SPEC S6.4 (RootRunInput.callSizedAllowance)
       approvalPolicy?: TreeApprovalPolicy | undefined; // SPEC S11.4 (RootRunInput.approvalPolicy)
     },
     carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
@@ -82,6 +83,7 @@ export class RootHost {
         conversationRetentionMs: this.state.grant.conversationRetentionMs,
         continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
         ...(this.options.usageLedger ? { usageLedger: true as const } : {}),
+        ...(this.options.callSizedAllowance ? { callSizedAllowance: true as const } : {}),
         ...(this.options.approvalPolicy ? { approvalPolicy: this.options.approvalPolicy.policy } : {}),
       }),
       options.answers,

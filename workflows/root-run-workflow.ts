@@ -124,6 +124,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       operations: resume?.operations ?? 0,
       answers,
       usageLedger: input.usageLedger === true,
+      callSizedAllowance: input.callSizedAllowance === true,
       approvalPolicy: policy,
     },
     resume,

@@ -28,6 +28,7 @@ export interface StartSettings {
   conversationRetentionMs: number;
   continueAsNewAfterEvents: number;
   usageLedger?: true;
+  callSizedAllowance?: true;
   /** SPEC S11.4: the tree's approval policy now; later changes reach the thread by signal. */
   approvalPolicy?: ApprovalPolicy;
 }

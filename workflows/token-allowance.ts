@@ -39,6 +39,20 @@ export interface TokenAllowanceState {
   unreported: number;
   /** The root granted less than asked last time: refills wait until the allowance is spent. */
   scarce?: boolean | undefined;
+  /** The latest call's reservation (with `callSized`), which refills are sized by. */
+  lastCall?: number | undefined;
+}
+
+/** How an allowance behaves beyond its budget's unit. */
+export interface AllowanceOptions {
+  unit?: AllowanceUnit;
+  /**
+   * Whether a refused call gives what the thread still holds back to the root, so threads still
+   * running may spend it (workflows/patches.ts `refusedCallGivesBack`); absent: it keeps it.
+   */
+  givesBack?: () => boolean;
+  /** Refills sized by the calls' reservations (the tree's `callSizedAllowance`, workflows/patches.ts). */
+  callSized?: boolean;
 }
 
 /**
@@ -64,13 +78,22 @@ export class TokenAllowance {
     }>,
     readonly state: TokenAllowanceState,
     private readonly track: (work: Promise<void>) => void,
-    private readonly unit: AllowanceUnit = tokenUnit,
-    /**
-     * Whether a refused call gives what the thread still holds back to the root, so threads still
-     * running may spend it (workflows/patches.ts `refusedCallGivesBack`); absent: it keeps it.
-     */
-    private readonly givesBack?: () => boolean,
+    private readonly options: AllowanceOptions = {},
   ) {}
+
+  private get unit(): AllowanceUnit {
+    return this.options.unit ?? tokenUnit;
+  }
+
+  /**
+   * What a refill asks for: a grant, or with `callSized` four of the latest call's reservations if that
+   * is more, so a thread whose calls reserve more than a grant (a long transcript) still makes several
+   * calls per refill, none of them waiting for the root.
+   */
+  private get wanted(): number {
+    const latest = this.options.callSized ? (this.state.lastCall ?? 0) : 0;
+    return Math.max(this.unit.chunk, 4 * latest);
+  }
 
   /**
    * Asks for more in the background when the allowance is below half a full grant (a turn is about to
@@ -78,7 +101,7 @@ export class TokenAllowance {
    * further grant is asked for when the last is spent, so every call is still checked against it.
    */
   prefetch(): void {
-    const low = this.state.allowance < this.unit.chunk / 2 && !this.state.scarce;
+    const low = this.state.allowance < this.wanted / 2 && !this.state.scarce;
     if ((low || this.state.allowance === 0) && !this.refilling && !this.exhausted) {
       this.refilling = this.refill().catch((error: unknown) => {
         if (error instanceof KitError && error.kind === ErrorKind.QuotaExceeded) this.exhausted = error;
@@ -118,6 +141,7 @@ export class TokenAllowance {
    * when a budget on the way up has no room for it: no call in flight can pass a budget.
    */
   async reserveCall(tokens: number): Promise<void> {
+    if (this.options.callSized) this.state.lastCall = tokens;
     if (this.state.allowance < tokens || this.state.owed > 0) {
       if (this.refilling) await this.refilling;
       if (this.state.allowance < tokens || this.state.owed > 0) {
@@ -168,19 +192,18 @@ export class TokenAllowance {
    * A call was refused: the turn ends with QuotaExceeded, and what the thread holds (less than one call
    * of its) would stay unspent, counted as used, until the thread ends. Given back in the background, it
    * lets the threads still running spend it, so a tree's budget is used up to what one call holds
-   * rather than one call per thread. Kept when the root cannot be told.
+   * rather than one call per thread.
    */
   private giveBack(): void {
     const amount = this.state.allowance;
-    if (amount <= 0 || this.refilling || !this.givesBack?.()) return;
+    if (amount <= 0 || this.refilling || !this.options.givesBack?.()) return;
     this.state.allowance = 0;
     const spent = this.takeUnreported();
+    // Not taken back if the root cannot be told: it still counts the amount as held (used), so the
+    // budget is under-spent by it, never passed.
     const given = this.reserve({ tokens: 0, owed: 0, spent, giveBack: amount }).then(
       () => undefined,
-      () => {
-        this.state.allowance += amount;
-        this.state.unreported += spent;
-      },
+      () => undefined,
     );
     this.refilling = given;
     this.track(given.finally(() => (this.refilling = undefined)));
@@ -192,13 +215,13 @@ export class TokenAllowance {
     this.state.owed = 0;
     try {
       const { granted } = await this.reserve({
-        tokens: Math.max(this.unit.chunk, need ?? 0),
+        tokens: Math.max(this.wanted, need ?? 0),
         owed,
         spent,
         ...(need === undefined ? {} : { need }),
       });
       this.state.allowance += granted;
-      this.state.scarce = granted < Math.max(this.unit.chunk, need ?? 0);
+      this.state.scarce = granted < Math.max(this.wanted, need ?? 0);
     } catch (error) {
       // A refused reservation has charged what was owed (that is what used the budget up); any other
       // failure has not, so it stays owed.

@@ -204,6 +204,28 @@ describe('budgets in US dollars (SPEC S11.3)', () => {
     expect(state.record(child.id)!.heldMicroUsd).toBe(0);
   });
 
+  test('a thread refused a call gives back what it holds, even when a budget above is used up', () => {
+    const state = newRun({ budgetUsd: 1 });
+    const a = spawn(state, state.rootId, { task: 'x', name: 'a' });
+    const b = spawn(state, state.rootId, { task: 'x', name: 'b' });
+    state.reserve(scope(state, a.id), { tokens: 250_000, owed: 0, spent: 0, unit: 'microUsd' });
+    // b spends past everything: the tree's budget is used up.
+    expect(() =>
+      state.reserve(scope(state, b.id), { tokens: 0, owed: 900_000, spent: 0, unit: 'microUsd' }),
+    ).toThrow(/dollar budget/);
+    // a gives back its 250,000 (it spent 50,000 of them): taken, never refused.
+    const given = state.reserve(scope(state, a.id), {
+      tokens: 0,
+      owed: 0,
+      spent: 50_000,
+      giveBack: 200_000,
+      unit: 'microUsd',
+    });
+    expect(given.granted).toBe(0);
+    expect(state.record(a.id)!.heldMicroUsd).toBe(0);
+    expect(state.record(state.rootId)!.subtreeMicroUsd).toBe(950_000);
+  });
+
   test("the root's own call is held before it starts and settled at what it cost", () => {
     const state = newRun({ budgetUsd: 0.01 });
     const root = scope(state, state.rootId);

@@ -124,6 +124,39 @@ describe('a thread reserves a call from its allowance', () => {
     expect(refused.state.allowance).toBe(1_500);
   });
 
+  test('call-sized: refills ask for four of the latest reservation, and start below two of them', async () => {
+    const requests: { tokens: number; need?: number }[] = [];
+    const sized = new TokenAllowance(
+      async (request) => {
+        requests.push(request);
+        return { granted: request.tokens };
+      },
+      { allowance: 100_000, owed: 0, unreported: 0 },
+      () => undefined,
+      { callSized: true },
+    );
+    await sized.reserveCall(40_000);
+    sized.settleCall(40_000, 1_000);
+    // 99,000 left is more than two calls of 40,000: no refill yet.
+    expect(requests).toEqual([]);
+    await sized.reserveCall(60_000);
+    sized.settleCall(60_000, 1_000);
+    // 98,000 left is less than two of 60,000: a refill of four.
+    expect(requests).toEqual([expect.objectContaining({ tokens: 240_000 })]);
+    expect(sized.state.lastCall).toBe(60_000);
+    // Without it, the fixed grant and its threshold (half of 20,000).
+    const fixed = allowance(100_000, () => 20_000);
+    await fixed.reserveCall(60_000);
+    fixed.settleCall(60_000, 1_000);
+    expect(grants).toEqual([]);
+    await fixed.reserveCall(30_000);
+    fixed.settleCall(30_000, 31_000);
+    expect(grants).toEqual([]);
+    await fixed.reserveCall(8_000);
+    fixed.settleCall(8_000, 1_000);
+    expect(grants).toEqual([expect.objectContaining({ tokens: 20_000 })]);
+  });
+
   test('refused, a thread that gives back hands what it holds to the root (for threads still running)', async () => {
     const requests: { tokens: number; giveBack?: number; spent: number }[] = [];
     const tracked: Promise<void>[] = [];
@@ -134,8 +167,7 @@ describe('a thread reserves a call from its allowance', () => {
       },
       { allowance: 1_000, owed: 0, unreported: 300 },
       (work) => void tracked.push(work),
-      microUsdUnit,
-      () => true,
+      { unit: microUsdUnit, givesBack: () => true },
     );
     await expect(giving.reserveCall(5_000)).rejects.toMatchObject({
       kind: 'QuotaExceeded',
