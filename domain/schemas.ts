@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { BudgetUsd, maxBudgetMicroUsd } from './budget-usd';
 import { jsonBytes } from './bytes';
 import { RunKey } from './capability';
 import { ConversationId, matching, MessageId, NotificationId, RequestId, ThreadId } from './ids';
 import { ToolName } from './tool-names';
 import { ApprovalPolicy } from './approval-policy';
+
+export { BudgetUsd, maxBudgetUsd, toMicroUsd } from './budget-usd';
 
 // The allow-list rules live in their own module; re-exported so existing imports keep working.
 export { allowsTool, allTools, narrowTools } from './tool-allow-list';
@@ -28,14 +31,6 @@ export const ForkMode = z.discriminatedUnion('type', [
   z.object({ type: z.literal('lastTurns'), n: z.number().int().min(1).max(100) }).strict(),
 ]);
 export type ForkMode = z.infer<typeof ForkMode>;
-
-/** The largest budget in US dollars a grant or spawn may set (a billion). */
-export const maxBudgetUsd = 1e9;
-const maxBudgetMicroUsd = maxBudgetUsd * 1e6;
-/** A budget in US dollars, as a grant or a spawn gives it. */
-export const BudgetUsd = z.number().min(0).max(maxBudgetUsd);
-/** US dollars as whole micro-dollars, rounded down (a budget never grows by rounding). */
-export const toMicroUsd = (usd: number): number => Math.floor(usd * 1e6 + 1e-6);
 
 /** Limits a spawn may narrow (never widen) for its subtree. */
 export const AgentLimits = z

@@ -18,3 +18,19 @@ export const scenarios: Record<
   '--approval': { record: recordApprovalPolicy, prefix: 'approvalPolicy', selection: { takes: () => true } },
   '--budgets': { record: recordBudgets, prefix: 'budgets', selection: { takes: () => true } },
 };
+
+/**
+ * What the command line asks for: `--add <patch id>` keeps the recorded histories and adds the new
+ * path's beside them; each flag of `scenarios` records only its scenario and adds its runs beside them;
+ * neither records the v1 histories again.
+ */
+export function chosenRecording(argv: readonly string[]) {
+  const addAt = argv.indexOf('--add');
+  const added = addAt >= 0 ? argv[addAt + 1] : undefined;
+  const flags = Object.keys(scenarios).filter((flag) => argv.includes(flag));
+  if (addAt >= 0 && !/^[A-Za-z][A-Za-z0-9-]*$/.test(added ?? ''))
+    throw new Error(`--add needs a patch id from workflows/patches.ts, got ${added}`);
+  if (flags.length + (added ? 1 : 0) > 1)
+    throw new Error(`--add and ${Object.keys(scenarios).join(', ')} record different runs: pass one`);
+  return { scenario: flags[0] === undefined ? undefined : scenarios[flags[0]]!, added };
+}

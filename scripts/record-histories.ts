@@ -28,7 +28,7 @@ import type { ConversationNotification, SpawnRequestInput } from '../domain/sche
 import { createAgentWorker } from '../workers/create-worker';
 import { startDevServer, defaultDataDir } from '../workers/dev-server';
 import { takesPatch, writeHistories } from './write-histories';
-import { scenarios } from './record-beside';
+import { chosenRecording } from './record-beside';
 import { liveOutputModel } from './record-live-output';
 import { budgetPrices } from './record-budgets';
 import { slowTool } from '../test/helpers/tools';
@@ -368,16 +368,7 @@ async function main(): Promise<void> {
       activities: createActivities({ tools: [slowTool().tool], model, prices: budgetPrices(model) }),
     });
     running = worker.run();
-    // `--add <patch id>` keeps the recorded histories and adds the new path's beside them; each flag of
-    // `scenarios` records only its scenario and adds its runs beside them.
-    const addAt = process.argv.indexOf('--add');
-    const added = addAt >= 0 ? process.argv[addAt + 1] : undefined;
-    const flags = Object.keys(scenarios).filter((flag) => process.argv.includes(flag));
-    if (addAt >= 0 && !/^[A-Za-z][A-Za-z0-9-]*$/.test(added ?? ''))
-      throw new Error(`--add needs a patch id from workflows/patches.ts, got ${added}`);
-    if (flags.length + (added ? 1 : 0) > 1)
-      throw new Error(`--add and ${Object.keys(scenarios).join(', ')} record different runs: pass one`);
-    const scenario = flags[0] === undefined ? undefined : scenarios[flags[0]]!;
+    const { scenario, added } = chosenRecording(process.argv);
     for (const record of scenario
       ? [scenario.record]
       : [recordRootRun, recordConversation, recordPagedConversation])
