@@ -119,6 +119,11 @@ export interface TreeReadOptions {
    * each watch's long-poll is an update (a billable action per poll, at most one per 25 s per thread).
    */
   output?: boolean;
+  /**
+   * How long a message's receipt waits for its send to be yielded before it goes anyway (its sender's
+   * history lagging or gone); {@link sendWaitMs} by default. Longer: stricter order, later receipts.
+   */
+  receiptWaitMs?: number;
   signal: AbortSignal;
 }
 
@@ -326,7 +331,7 @@ async function* ordered(
       const ready = head.after
         ? sends.has(head.after) ||
           above.has(head.after.split('|')[0]!) ||
-          Date.now() - head.since >= sendWaitMs
+          Date.now() - head.since >= (options.receiptWaitMs ?? sendWaitMs)
         : !isTurnStart(head) ||
           (readUpTo.get(`${head.threadId}|mailbox`) ?? 0) >= head.time ||
           Date.now() - head.since >= turnStartWaitMs;

@@ -3,7 +3,7 @@
 // and repeats nothing against one that read straight through; forged publishes are not in it; after the
 // run has ended, the same events are read again from the start.
 import type { ScriptStepShape } from '../../domain/schemas';
-import { sendWaitMs, streamTree, type TreeEvent } from '../../client/tree-stream';
+import { streamTree, type TreeEvent } from '../../client/tree-stream';
 import { publishSignal } from '../../domain/conversation-messages';
 import { newId, relatedId } from '../../domain/ids';
 import { ThreadControls } from '../../client/thread-controls';
@@ -52,7 +52,7 @@ async function read(
   runKey: string,
   enough: (events: TreeEvent[]) => boolean,
   killAfter: number[] = [],
-  subtree: { threadId?: string; rootPath?: string } = {},
+  subtree: { threadId?: string; rootPath?: string; ancestors?: string[] } = {},
 ): Promise<TreeEvent[]> {
   return readFrom(
     (options) => streamTree(temporal.client, rootId, { runKey, ...subtree, ...options }),
@@ -220,6 +220,7 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
       task: 'coordinate',
       kernel: {
         type: 'scripted',
+        // The root's own workflow messages the lead (a signal from above the subtree, with a receipt).
         turns: spawning(['lead'], () =>
           spawning(['x', 'y'], (leaf) => [
             [
@@ -227,7 +228,7 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
               { type: 'reply', text: `leaf ${leaf}` },
             ],
           ]),
-        ),
+        ).map((turn) => [turn[0]!, { type: 'send', to: 'lead', content: 'from above' }, ...turn.slice(1)]),
       },
     },
     grant: { owner: 'tests', maxConcurrent: 10, maxTotal: 10, maxDepth: 3 },
@@ -243,6 +244,19 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
   // one with a made-up proof, one proven but by another thread (the root).
   const scoped = readFrom((options) => controls.streamTree(options), allEnded, [2, 6]);
   const leadConversation = relatedId('conversation', lead!.id);
+  // The lead's first task starts its conversation, maybe just after its spawn returned.
+  await eventually(
+    () =>
+      temporal.client.workflow
+        .getHandle(leadConversation)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        ),
+    (started) => started,
+    'the lead’s conversation',
+  );
   for (const from of [{ ...controls.capability, proof: 'f'.repeat(64) }, service.rootCapability])
     await temporal.client.workflow.getHandle(leadConversation).signal(publishSignal, {
       from,
@@ -254,8 +268,6 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
         },
       ],
     });
-  // A message from above the subtree: its send is not in the stream, so its receipt waits for none.
-  await service.rootControls().sendMessage({ recipient: lead!.id, content: 'from above' });
   await eventually(
     async () =>
       (await service.rootControls().listThreads()).filter((thread) => thread.turnsCompleted >= 1).length,
@@ -274,14 +286,16 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
   const keyed = await read(service.rootThreadId, service.capability, allEnded, [], {
     threadId: lead!.id,
     rootPath: '/root/lead',
+    ancestors: [service.rootThreadId],
   });
   expect(new Set(events.map(keyOf))).toEqual(new Set(keyed.map(keyOf)));
   expect(events.filter((item) => item.event.type === 'message-received')).toHaveLength(3);
-  // Read again once the run has ended: the receipt from above is not held back for a send that never
-  // comes (sendWaitMs, 10 s); the read takes ~1.5 s (1 s of it the quiet wait), so 10 s is a 6x margin.
-  const started = Date.now();
-  const again = await readFrom((options) => controls.streamTree(options), allEnded);
-  expect(Date.now() - started).toBeLessThan(sendWaitMs);
+  // Read again once the run has ended, with receipts waiting for their sends as long as the test
+  // lasts: the one from above the subtree must go without one (its send is never in this stream).
+  const again = await readFrom(
+    (options) => controls.streamTree({ ...options, receiptWaitMs: 3_600_000 }),
+    allEnded,
+  );
   expect(again.some((item) => JSON.stringify(item.event).includes('from above'))).toBe(true);
   // A capability whose proof does not match is refused by the thread's workflow.
   const forged = new ThreadControls(service.handle, { ...controls.capability, proof: 'e'.repeat(64) });
