@@ -157,7 +157,9 @@ export function reserve(
   const share = Math.max(0, Math.min(request.tokens, Math.floor(remaining / 4)));
   const need = Math.min(request.need ?? 0, request.tokens);
   const granted = share < need && need <= remaining ? need : share;
-  if (granted > 0) charge(registry, caller, granted, unit);
+  // Within what is left by construction, so it stands even when it uses a budget up exactly (charging
+  // it with the check would refuse it after counting it, and no one would hold what it counted).
+  if (granted > 0) addUse(registry, caller, meter, granted);
   meter.setHeld(caller, meter.held(caller) + granted);
   return { granted, remaining: remaining - granted };
 }
