@@ -35,7 +35,6 @@ export interface StartSettings {
 
 /** What a thread is given to spend as it starts: its input's allowance fields. */
 type StartAllowance = { allowance?: number; dollarBudget?: true; costAllowance?: number };
-const unitName = (unit: AllowanceUnit) => (unit === tokenUnit ? 'tokens' : 'microUsd');
 
 const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -125,8 +124,7 @@ export function rootThreadStarter(
         const scope = { rootId: thread.rootId, threadId: thread.id };
         const granted = (unit: AllowanceUnit) => {
           try {
-            return state.reserve(scope, { tokens: unit.chunk, owed: 0, spent: 0, unit: unitName(unit) })
-              .granted;
+            return state.reserve(scope, { tokens: unit.chunk, owed: 0, spent: 0, unit: unit.name }).granted;
           } catch {
             return 0; // closed before it started, or no budget left: it asks when it needs some
           }

@@ -1,10 +1,13 @@
 import { ErrorKind, KitError } from '../domain/errors';
+import type { BudgetUnit } from '../domain/run-turns';
 
 /** What a thread asks its root for at a time; the root grants a quarter of the least budget left at most. */
 export const allowanceChunk = 20_000;
 
 /** What an allowance counts: its grant size, the limit it names, and how a person reads an amount. */
 export interface AllowanceUnit {
+  /** What the root's `reserve` calls it. */
+  name: BudgetUnit;
   chunk: number;
   limit: 'budgetTokens' | 'budgetUsd';
   /** `1234 tokens`, `$0.001234`. */
@@ -14,6 +17,7 @@ export interface AllowanceUnit {
 }
 
 export const tokenUnit: AllowanceUnit = {
+  name: 'tokens',
   chunk: allowanceChunk,
   limit: 'budgetTokens',
   shown: (amount) => `${amount} tokens`,
@@ -25,6 +29,7 @@ export const tokenUnit: AllowanceUnit = {
  * of $0.20 covers a few calls of a large model (GPT-4.1 with 10k tokens in and 4k out reserves ~$0.05).
  */
 export const microUsdUnit: AllowanceUnit = {
+  name: 'microUsd',
   chunk: 200_000,
   limit: 'budgetUsd',
   shown: (amount) => `$${(amount / 1e6).toFixed(6)}`,

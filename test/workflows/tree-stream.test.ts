@@ -7,6 +7,8 @@ import { streamTree, type TreeEvent } from '../../client/tree-stream';
 import { publishSignal } from '../../domain/conversation-messages';
 import { newId, relatedId } from '../../domain/ids';
 import { ThreadControls } from '../../client/thread-controls';
+import type { ThreadService } from '../../client/thread-service';
+import type { Capability } from '../../domain/capability';
 import { randomUUID } from 'node:crypto';
 import { attachRun, eventually } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
@@ -42,6 +44,29 @@ const ended = (events: TreeEvent[]) =>
       item.event.body.type === 'status' &&
       item.event.body.event === 'thread-end',
   ).length;
+
+/** A publish signal to `conversationId` sent as `from` (a forgery: the conversation must refuse it). */
+const publishForged = (conversationId: string, from: unknown) =>
+  temporal.client.workflow.getHandle(conversationId).signal(publishSignal, {
+    from: from as Capability,
+    notifications: [
+      {
+        id: newId('notification', randomUUID),
+        createdAt: new Date().toISOString(),
+        body: { type: 'message', text: 'forged' },
+      },
+    ],
+  });
+
+/** Until `count` threads of the run have completed their first turn. */
+const firstTurnsDone = (service: ThreadService, count: number) =>
+  eventually(
+    async () =>
+      (await service.rootControls().listThreads()).filter((thread) => thread.turnsCompleted >= 1).length,
+    (done) => done === count,
+    'every thread’s first turn',
+    120_000,
+  );
 
 /**
  * Reads the tree until `enough` holds and then nothing more comes for a second, resuming from the last
@@ -123,23 +148,8 @@ test('a 3-level tree of 21 threads streams in causal order, resumable, and reada
   const resumed = read(service.rootThreadId, runKey, allEnded, [3, 9, 20, 40, 70]);
   // A forged publish to the root's conversation, proven by nobody: in its history, not in the stream.
   const rootConversation = (await service.refreshRoot()).conversationId;
-  await temporal.client.workflow.getHandle(rootConversation).signal(publishSignal, {
-    from: { ...service.rootCapability, proof: 'f'.repeat(64) },
-    notifications: [
-      {
-        id: newId('notification', randomUUID),
-        createdAt: new Date().toISOString(),
-        body: { type: 'message', text: 'forged' },
-      },
-    ],
-  });
-  await eventually(
-    async () =>
-      (await service.rootControls().listThreads()).filter((thread) => thread.turnsCompleted >= 1).length,
-    (count) => count === 21,
-    'every thread’s first turn',
-    120_000,
-  );
+  await publishForged(rootConversation, { ...service.rootCapability, proof: 'f'.repeat(64) });
+  await firstTurnsDone(service, 21);
   await service.shutdown();
   const [whole, pieces] = await Promise.all([straight, resumed]);
 
@@ -258,23 +268,8 @@ test('a thread-scoped reader streams its subtree without the run key: its workfl
     'the lead’s conversation',
   );
   for (const from of [{ ...controls.capability, proof: 'f'.repeat(64) }, service.rootCapability])
-    await temporal.client.workflow.getHandle(leadConversation).signal(publishSignal, {
-      from,
-      notifications: [
-        {
-          id: newId('notification', randomUUID),
-          createdAt: new Date().toISOString(),
-          body: { type: 'message', text: 'forged' },
-        },
-      ],
-    });
-  await eventually(
-    async () =>
-      (await service.rootControls().listThreads()).filter((thread) => thread.turnsCompleted >= 1).length,
-    (count) => count === 4,
-    'every thread’s first turn',
-    120_000,
-  );
+    await publishForged(leadConversation, from);
+  await firstTurnsDone(service, 4);
   await service.shutdown();
   const events = await scoped;
   expect(new Set(events.map((item) => item.path))).toEqual(
