@@ -3,6 +3,7 @@
 // the same database and ports during a busy run; the checker judges the log as in the crash test.
 // Runs only with `npm run test:cluster` (it starts a cluster of its own).
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { runBusyRun } from '../helpers/busy-run';
 import { checkRun } from '../helpers/checker';
 import { startCluster, type Cluster } from '../helpers/cluster';
@@ -23,7 +24,7 @@ afterAll(async () => {
 test(`a cluster server restarted twice mid-run loses nothing (seed ${seed})`, async () => {
   console.log(`cluster restart seed ${seed} (rerun with AGENTS_KIT_RESTART_SEED=${seed})`);
   cluster = await startCluster();
-  connection = await Connection.connect({ address: cluster.address });
+  connection = await connectTest({ address: cluster.address });
   const taskQueue = uniqueTaskQueue('cluster-restart');
   worker = new WorkerProcess(cluster.address, taskQueue, workflowBundlePath());
   await worker.start();

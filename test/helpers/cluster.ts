@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { connectTest } from './connection';
 import { searchAttributeRegistrations } from '../../domain/search-attributes';
 import { devServerSettings } from '../../workers/dev-server';
 import { ensureGoBinary, ensureTemporalBinary } from '../../workers/temporal-binary';
@@ -268,7 +268,7 @@ async function untilServing(address: string, child: ChildProcess, stderr: () => 
   while (Date.now() < deadline) {
     if (exited) throw new Error(`the Temporal server exited while starting: ${stderr()}`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      const connection = await connectTest({ address, connectTimeout: 1_000 });
       try {
         await connection.workflowService.getSystemInfo({});
         return;
@@ -306,7 +306,7 @@ function createNamespace(cli: string, address: string, namespace: string) {
 
 /** A new namespace reaches the frontend's cache within its refresh interval: wait for it. */
 async function untilNamespace(address: string, namespace: string) {
-  const connection = await Connection.connect({ address });
+  const connection = await connectTest({ address });
   try {
     for (let tries = 0; ; tries++) {
       try {

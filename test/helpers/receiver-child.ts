@@ -1,6 +1,7 @@
 // A receiver in its own process, for the SIGKILL test: receives COUNT notifications, prints each seq
 // on its own line, then holds the lease (renewing it) without receiving more until it is killed.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTest } from './connection';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 
 async function main(): Promise<void> {
@@ -8,7 +9,7 @@ async function main(): Promise<void> {
   if (!address || !conversationId || !taskQueue || !countText) {
     throw new Error('usage: receiver-child <address> <conversationId> <taskQueue> <count>');
   }
-  const connection = await Connection.connect({ address });
+  const connection = await connectTest({ address });
   const client = new Client({ connection });
   const receiver = await ConversationNotificationReceiver.open(client, conversationId, {
     taskQueue,

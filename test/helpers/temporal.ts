@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTest } from './connection';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { createActivities } from '../../activities';
@@ -39,7 +40,7 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
     // Installed already in this process.
   }
   const address = testServerAddress();
-  const connection = await Connection.connect({ address });
+  const connection = await connectTest({ address });
   const nativeConnection = await NativeConnection.connect({ address });
   const client = new Client({ connection });
   const running: { worker: Worker; done: Promise<void> }[] = [];

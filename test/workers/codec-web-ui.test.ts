@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
@@ -98,7 +99,7 @@ test('with the codec server the Web UI shows the decrypted task; the history hol
     uiCodecEndpoint: codecServer.url,
     searchAttributes: searchAttributeRegistrations,
   });
-  connection = await Connection.connect({ address: server.address });
+  connection = await connectTest({ address: server.address });
   nativeConnection = await NativeConnection.connect({ address: server.address });
   worker = await createAgentWorker({
     connection: nativeConnection,

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +32,7 @@ beforeAll(async () => {
     dbFile: join(process.env.AGENTS_KIT_TEST_DIR!, 'web-ui.sqlite'),
     searchAttributes: searchAttributeRegistrations,
   });
-  connection = await Connection.connect({ address: server.address });
+  connection = await connectTest({ address: server.address });
   nativeConnection = await NativeConnection.connect({ address: server.address });
   worker = await createAgentWorker({
     connection: nativeConnection,

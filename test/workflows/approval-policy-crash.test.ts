@@ -2,6 +2,7 @@
 // and right after a policy change loses none of them: the tree's policy, what was remembered and the
 // pending approval all come back with the restarted worker.
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { resolveNotification } from '../../client/conversations';
 import { RootInbox, scripted } from '../helpers/approvals';
 import { attachRun, untilTurns } from '../helpers/runs';
@@ -11,7 +12,7 @@ import { WorkerProcess } from '../helpers/worker-process';
 let connection: Connection;
 let worker: WorkerProcess;
 beforeAll(async () => {
-  connection = await Connection.connect({ address: testServerAddress() });
+  connection = await connectTest({ address: testServerAddress() });
 });
 afterAll(async () => {
   await worker?.kill();

@@ -2,6 +2,7 @@
 // restarted. The log of every client operation and observation is judged by the checker. For more
 // seeds: AGENTS_KIT_CRASH_SEED=<n> npx jest test/workflows/crash.test.ts
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkRun } from '../helpers/checker';
 import { runBusyRun, seededRandom } from '../helpers/busy-run';
@@ -13,7 +14,7 @@ let connection: Connection;
 let worker: WorkerProcess;
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: testServerAddress() });
+  connection = await connectTest({ address: testServerAddress() });
 });
 afterAll(async () => {
   await worker?.kill();

@@ -2,6 +2,7 @@
 // as a new attempt that streams again from the start; the watcher is told (a new call, `started`), the
 // turn ends once with the retried call's whole text, and nothing the watcher saw is lost or doubled.
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ThreadService } from '../../client/thread-service';
 import type { LiveOutputEvent } from '../../client/live-output';
@@ -13,7 +14,7 @@ let connection: Connection;
 let worker: WorkerProcess;
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: testServerAddress() });
+  connection = await connectTest({ address: testServerAddress() });
 });
 afterAll(async () => {
   await worker?.kill();

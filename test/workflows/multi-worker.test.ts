@@ -4,6 +4,7 @@
 // queue (a schedule-to-start timeout, or the server finding no sticky poller), where the others carry
 // on; the checker finds nothing lost or repeated.
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkRun } from '../helpers/checker';
 import { runBusyRun, seededRandom } from '../helpers/busy-run';
@@ -15,7 +16,7 @@ let connection: Connection;
 const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: testServerAddress() });
+  connection = await connectTest({ address: testServerAddress() });
 });
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.kill()));

@@ -7,6 +7,7 @@
 // activity answers as A before the deploy and as B after it. Control: B's change without the guard
 // cannot replay A's history.
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { temporal } from '@temporalio/proto';
@@ -41,7 +42,7 @@ async function bundleWith(module: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: testServerAddress() });
+  connection = await connectTest({ address: testServerAddress() });
   const dir = mkdtempSync(join(tmpdir(), 'agents-kit-deploy-'));
   buildB = join(dir, 'build-b.js');
   writeFileSync(buildB, await bundleWith('../deploy/build-b-interceptors'));

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { randomUUID } from 'node:crypto';
 import { kitCall } from '../../client/errors';
 import { ThreadService } from '../../client/thread-service';
@@ -101,7 +102,7 @@ describe('attach (S3.2) and reopen (S3.3)', () => {
   });
 
   test('reopen reads the real counters after the attaching client is gone', async () => {
-    const connection = await Connection.connect({ address: temporal.address });
+    const connection = await connectTest({ address: temporal.address });
     const service = await attachRun(new Client({ connection }), taskQueue);
     await service.rootControls().spawn({ task: 'one' });
     await service.rootControls().spawn({ task: 'two' });
@@ -122,7 +123,7 @@ describe('spawn admission (S4.1)', () => {
     // Five independent clients, each with its own connection, race ten spawns each.
     const callers = await Promise.all(
       Array.from({ length: 5 }, async () => {
-        const connection = await Connection.connect({ address: temporal.address });
+        const connection = await connectTest({ address: temporal.address });
         return {
           connection,
           service: await ThreadService.reopen(

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { randomUUID } from 'node:crypto';
 import { ThreadControls } from '../../client/thread-service';
 import { KitError } from '../../domain/errors';
@@ -150,7 +151,7 @@ describe('messages (S4.3, S3.7)', () => {
     );
     // The root sends 100 more from five connections at once while the two children send theirs.
     const senders = await Promise.all(
-      Array.from({ length: 5 }, () => Connection.connect({ address: temporal.address })),
+      Array.from({ length: 5 }, () => connectTest({ address: temporal.address })),
     );
     await Promise.all(
       senders.map(async (connection, sender) => {

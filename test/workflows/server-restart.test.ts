@@ -2,6 +2,7 @@
 // stopped, and each time restarted on the same file and port during a busy run; the checker judges the
 // log as in the crash test.
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { join } from 'node:path';
 import { searchAttributeRegistrations } from '../../domain/search-attributes';
 import { startDevServer, type DevServer } from '../../workers/dev-server';
@@ -33,7 +34,7 @@ test(`a dev server restarted twice on its database file mid-run loses nothing (s
     });
   server = await start();
   const port = Number(server.address.split(':')[1]);
-  connection = await Connection.connect({ address: server.address });
+  connection = await connectTest({ address: server.address });
   const taskQueue = uniqueTaskQueue('restart');
   worker = new WorkerProcess(server.address, taskQueue, workflowBundlePath());
   await worker.start();

@@ -5,6 +5,7 @@
 // Then the run's histories, recorded with tracing on, replay without tracing (and the golden histories,
 // recorded without it, replay with it: test/workflows/replay.test.ts), so a fleet can turn it on or off.
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -30,7 +31,7 @@ const recorded: string[] = [];
 
 beforeAll(async () => {
   collector = await startCollector(collectorDir);
-  connection = await Connection.connect({ address: testServerAddress() });
+  connection = await connectTest({ address: testServerAddress() });
 }, 1_200_000);
 afterAll(async () => {
   await stopWorker('SIGKILL');

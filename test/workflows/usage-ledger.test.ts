@@ -3,6 +3,7 @@
 // reply's usage; the ledger must equal what that server reported, through continue-as-new and a
 // worker SIGKILLed mid-run, and a concurrent burst of model calls must stay within the budget.
 import { Client, Connection } from '@temporalio/client';
+import { connectTest } from '../helpers/connection';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ThreadService } from '../../client/thread-service';
 import type { UsageReport } from '../../client/usage';
@@ -21,7 +22,7 @@ let policy: (request: ReceivedRequest, index: number) => Reply = () => ({ text: 
 const prices = { 'test-model': { input: 2, output: 8 } };
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: testServerAddress() });
+  connection = await connectTest({ address: testServerAddress() });
   server = await startOpenAIServer((request, index) => policy(request, index));
 });
 afterAll(async () => {
