@@ -9,6 +9,7 @@ import { allowsTool } from '../domain/tool-allow-list';
 import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
 import type { LiveTarget } from '../domain/live-output';
 import { LiveOutputSink } from './live-output-sink';
+import { TranscriptCache } from './transcript-cache';
 import { callLanguageModel, type ToolSpec } from './model-call';
 import { costOf, priceOf, type ModelPrices } from './model-prices';
 import type { ModelProvider } from './providers';
@@ -75,6 +76,8 @@ export function createModelActivities(dependencies: {
 }) {
   const { provider, tools } = dependencies;
   const prices = dependencies.prices ?? {};
+  // What this worker's calls were sent of each thread's transcript (the `transcriptDelta` feature).
+  const transcripts = new TranscriptCache();
   // Tool definitions are built once per worker: converting zod schemas to JSON Schema on every call
   // cost ~0.6 ms of each model call.
   const agentSpecs: ToolSpec[] = agentToolNames.map((name) => ({
@@ -135,7 +138,7 @@ export function createModelActivities(dependencies: {
         const modelId = input.model ?? provider.defaultModel;
         const answer = await callLanguageModel(provider.model(modelId), {
           system: input.system,
-          transcript: input.transcript,
+          transcript: await transcripts.whole(input, () => context.client),
           tools: [...offered.values()],
           abortSignal: context.cancellationSignal,
           ...(sink ? { onText: (delta: string) => sink.push(delta) } : {}),

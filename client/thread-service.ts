@@ -144,6 +144,8 @@ export class ThreadService {
             usageLedger: true,
             // SPEC S6.4: threads' allowance refills sized by their calls' reservations.
             callSizedAllowance: true,
+            // Model calls carry only the transcript entries their worker does not keep yet.
+            transcriptDelta: true,
             // SPEC S11.4: every kernel's tool calls pass the tree's approval gate.
             approvalPolicy,
           },

@@ -193,6 +193,8 @@ export const AgentInput = z
     usageLedger: z.literal(true).optional(),
     /** SPEC S6.4: the root's `callSizedAllowance` feature, passed on to every thread (workflows/patches.ts). */
     callSizedAllowance: z.literal(true).optional(),
+    /** The root's `transcriptDelta` feature, passed on to every thread (workflows/patches.ts). */
+    transcriptDelta: z.literal(true).optional(),
     /**
      * SPEC S11.3: the thread's subtree has a budget in dollars (its own or an ancestor's): its model calls
      * hold micro-dollars too, from `costAllowance` (set aside as it started) on. Absent before that budget.

@@ -26,6 +26,7 @@ import type {
 } from './schemas';
 import { queryNameOf, updateNameOf } from './operations';
 import type { RunSnapshot } from './run-state';
+import type { TranscriptEntry } from './transcript';
 import type { UsageLedger } from './usage';
 
 // Wire names are stable: renaming one breaks running workflows and recorded histories. The control
@@ -128,6 +129,11 @@ export interface UsageView {
   tree?: UsageLedger;
 }
 export const usageQuery = defineQuery<UsageView>('usage');
+/**
+ * The transcript a thread's model calls last sent under a key (workflows/transcript-sender.ts), for a
+ * model activity whose worker does not keep it; null once the thread has moved on to another key.
+ */
+export const modelTranscriptQuery = defineQuery<TranscriptEntry[] | null, [string]>('model-transcript');
 /** SPEC S10.2: which capabilities prove what they claim, for a reader without the run key (`checkProofs`). */
 export const checkProofsQuery = defineQuery<ProofCheckAnswer, [ProofCheckRequest]>('check-proofs');
 

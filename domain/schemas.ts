@@ -385,6 +385,8 @@ export const RootRunInput = z
      * grant (workflows/patches.ts); absent in runs recorded before it.
      */
     callSizedAllowance: z.literal(true).optional(),
+    /** Model calls carry only what their worker does not keep of the transcript (workflows/patches.ts). */
+    transcriptDelta: z.literal(true).optional(),
     /**
      * SPEC S11.4: the tree's approval policy (the newest, once carried through continue-as-new); its
      * presence turns on the one approval gate of every kernel (workflows/patches.ts).

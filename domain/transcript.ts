@@ -23,12 +23,23 @@ export const TranscriptEntry = z.discriminatedUnion('role', [
 export type TranscriptEntry = z.infer<typeof TranscriptEntry>;
 
 /** A model call: the activity adds the definitions of the agent-control tools and the allowed user tools. */
+/**
+ * What a call's `transcript` extends (the `transcriptDelta` feature): the first `from` entries are the
+ * ones sent under `key` before, which the model activity's worker keeps; `from` 0: the transcript is
+ * whole, to be kept under `key`.
+ */
+export const TranscriptBase = z
+  .object({ key: z.string().min(1).max(200), from: z.number().int().min(0).max(1_000_000) })
+  .strict();
+export type TranscriptBase = z.infer<typeof TranscriptBase>;
+
 export const ModelCallInput = z
   .object({
     threadId: z.string(),
     model: z.string().optional(),
     system: z.string(),
     transcript: z.array(TranscriptEntry),
+    transcriptBase: TranscriptBase.optional(),
     agentTools: z.boolean(),
     userTools: z.array(z.string()),
     /** Where the call streams its text while someone watches (SPEC S10.1); absent: it streams nowhere. */

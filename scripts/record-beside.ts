@@ -17,6 +17,9 @@ export const scenarios: Record<
   },
   '--approval': { record: recordApprovalPolicy, prefix: 'approvalPolicy', selection: { takes: () => true } },
   '--budgets': { record: recordBudgets, prefix: 'budgets', selection: { takes: () => true } },
+  // The budget scenario again, attached with the `transcriptDelta` feature: its model-kernel threads'
+  // calls carry only the transcript entries their worker does not keep yet.
+  '--transcripts': { record: recordBudgets, prefix: 'transcriptDelta', selection: { takes: () => true } },
 };
 
 /**

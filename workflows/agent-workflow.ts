@@ -35,6 +35,7 @@ import {
   threadEventSignal,
   threadQuery,
   usageQuery,
+  modelTranscriptQuery,
 } from '../domain/messages';
 import { RecentAnswerLog } from '../domain/recent-answers';
 import { type AgentThread, type InterAgentMessage, type ThreadStatus } from '../domain/schemas';
@@ -199,10 +200,11 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       remember: async (tool, by) => (await call({ type: 'remember-approval', tool, by })) as ApprovalPolicy,
     });
   registerPolicyPushes(gate, authority);
+  const kernel = kernelFor(input.spec, { transcriptDelta: input.transcriptDelta === true });
   const loop = new ThreadLoop(
     () => thread,
     {
-      kernel: kernelFor(input.spec),
+      kernel,
       controls: () => controls,
       takeInbox: (turn) => mailbox.take(turn),
       conversation,
@@ -276,6 +278,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   setHandler(threadQuery, () => thread);
   registerProofChecks(authority);
   setHandler(usageQuery, () => ({ threadId: thread.id, ledger: usage.ledger }));
+  setHandler(modelTranscriptQuery, (key) => kernel.transcript?.(key) ?? null);
   watch.register(authority);
   if (!resume) watch.record(thread);
 

@@ -2,6 +2,7 @@ import type { AgentInterruptReceipt, WaitRequestInput, WaitResult } from '../dom
 import type { InteractionAnswer } from '../domain/conversation-schemas';
 import type { LiveTarget } from '../domain/live-output';
 import type { CallUsage } from '../domain/usage';
+import type { TranscriptEntry } from '../domain/transcript';
 import type { ToolApproval } from './approval-gate';
 import type { InteractionRequest } from './thread-conversation';
 import type {
@@ -90,4 +91,6 @@ export interface TurnAnswer {
 /** Runs one turn of a thread (SPEC S1 "kernel"): model calls and tool calls until a final answer. */
 export interface Kernel {
   runTurn(context: TurnContext): Promise<TurnAnswer>;
+  /** The transcript its model calls last sent under `key`, for the `model-transcript` query. */
+  transcript?(key: unknown): TranscriptEntry[] | null;
 }

@@ -7,8 +7,8 @@ import { ScriptedKernel } from './scripted-kernel';
 export const usesModelKernel = (spec: AgentSpec): boolean => spec.kernel?.type === 'model';
 
 /** The kernel that runs a thread's turns, chosen by its spec. Without one, a scripted echo of the task. */
-export function kernelFor(spec: AgentSpec): Kernel {
-  if (spec.kernel?.type === 'model') return new ModelKernel(spec, spec.kernel);
+export function kernelFor(spec: AgentSpec, features: { transcriptDelta?: boolean } = {}): Kernel {
+  if (spec.kernel?.type === 'model') return new ModelKernel(spec, spec.kernel, features);
   return new ScriptedKernel(
     spec.kernel ?? { type: 'scripted', turns: [[{ type: 'reply', text: `(scripted) ${spec.task}` }]] },
   );

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { agentTools, isAgentToolName, type AgentToolName } from '../domain/operations';
 import { kitErrorFromFailure, parseInput } from '../domain/errors';
@@ -15,6 +15,7 @@ import {
 import { callReservation, defaultMaxOutputTokens, type CallUsage } from '../domain/usage';
 import { deniedOutput } from './approval-gate';
 import type { AgentControls, CallBudget, Kernel, TurnAnswer, TurnContext } from './kernel';
+import { TranscriptSender } from './transcript-sender';
 
 const { callModel } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '5 minutes',
@@ -57,10 +58,26 @@ export const envelope = (message: InterAgentMessage): string =>
  * the thread's durable memory, trimmed so no payload grows past Temporal's limits (SPEC S7.5).
  */
 export class ModelKernel implements Kernel {
+  /** With the `transcriptDelta` feature: calls carry what their worker does not keep of the transcript. */
+  private readonly sender: TranscriptSender | undefined;
+
   constructor(
     private readonly spec: AgentSpec,
     private readonly options: ModelKernelSpec,
-  ) {}
+    features: { transcriptDelta?: boolean } = {},
+  ) {
+    this.sender = features.transcriptDelta ? new TranscriptSender(() => workflowInfo().runId) : undefined;
+  }
+
+  /** The `model-transcript` query's answer (workflows/transcript-sender.ts). */
+  transcript(key: unknown): TranscriptEntry[] | null {
+    return this.sender?.lookup(key) ?? null;
+  }
+
+  /** A call's input as it is sent: the transcript whole, or what follows what its worker keeps. */
+  private carried(request: ModelCallInput): ModelCallInput {
+    return this.sender ? { ...request, ...this.sender.send(request.transcript) } : request;
+  }
 
   async runTurn(context: TurnContext): Promise<TurnAnswer> {
     const transcript: TranscriptEntry[] = context.memory.transcript
@@ -100,7 +117,7 @@ export class ModelKernel implements Kernel {
       };
       const output = context.controls.calls
         ? await this.reservedCall(context, context.controls.calls, request, step)
-        : await callModel(request);
+        : await callModel(this.carried(request));
       transcript.push({
         role: 'assistant',
         text: output.text,
@@ -130,7 +147,11 @@ export class ModelKernel implements Kernel {
     });
     let used: CallUsage | undefined;
     try {
-      const output = await callModel({ ...request, call: { turn: context.turn, step }, maxOutputTokens });
+      const output = await callModel({
+        ...this.carried(request),
+        call: { turn: context.turn, step },
+        maxOutputTokens,
+      });
       const usage = output.usage ?? { inputTokens: 0, outputTokens: output.tokens, costUsd: 0 };
       context.recordUsage(output.model, usage);
       used = usage;

@@ -25,6 +25,11 @@
  *   once it holds less than two of them. Before it, a thread with a long transcript (a reservation of
  *   ~78,000 tokens at 144 KiB) asked its root before nearly every model call: 2 round trips per 8-step
  *   turn in the bench's agent step, on the step's path.
+ * - `transcriptDelta` (RootRunInput, AgentInput): a model call carries only the transcript entries after
+ *   the ones its thread's previous call sent (`transcriptBase`: a key and a count); the model activity's
+ *   worker keeps each thread's transcript (activities/transcript-cache.ts) and, not keeping it, reads it
+ *   with the thread's `model-transcript` query. Before it, every call carried the whole transcript
+ *   (25–93 KB in the agent-step bench, up to 144 KiB): written to history, sent and decoded per step.
  * - a budget in US dollars (`DelegationGrant.budgetUsd` in RootRunInput, a spawn's `limits.budgetUsd`;
  *   `AgentInput.dollarBudget`; SPEC S11.3): model calls also hold micro-dollars at the worker's prices
  *   (a `modelPrice` local activity once per run), threads keep a second allowance and report it. Its

@@ -64,6 +64,7 @@ export class RootHost {
       answers: TaskBudget;
       usageLedger?: boolean; // SPEC S11.3: model calls hold reservations (RootRunInput.usageLedger)
       callSizedAllowance?: boolean; // SPEC S6.4 (RootRunInput.callSizedAllowance)
+      transcriptDelta?: boolean; // RootRunInput.transcriptDelta
       approvalPolicy?: TreeApprovalPolicy | undefined; // SPEC S11.4 (RootRunInput.approvalPolicy)
     },
     carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
@@ -84,6 +85,7 @@ export class RootHost {
         continueAsNewAfterEvents: this.options.continueAsNewAfterEvents,
         ...(this.options.usageLedger ? { usageLedger: true as const } : {}),
         ...(this.options.callSizedAllowance ? { callSizedAllowance: true as const } : {}),
+        ...(this.options.transcriptDelta ? { transcriptDelta: true as const } : {}),
         ...(this.options.approvalPolicy ? { approvalPolicy: this.options.approvalPolicy.policy } : {}),
       }),
       options.answers,

@@ -24,6 +24,7 @@ import {
   threadEventSignal,
   threadQuery,
   usageQuery,
+  modelTranscriptQuery,
 } from '../domain/messages';
 import { RootResume, RootRunState } from '../domain/run-state';
 import {
@@ -125,6 +126,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       answers,
       usageLedger: input.usageLedger === true,
       callSizedAllowance: input.callSizedAllowance === true,
+      transcriptDelta: input.transcriptDelta === true,
       approvalPolicy: policy,
     },
     resume,
@@ -162,10 +164,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       conversation,
       remember: async (tool, by) => policy.remember(tool, by),
     });
+  const kernel = kernelFor(input.spec, { transcriptDelta: input.transcriptDelta === true });
   const loop: ThreadLoop = new ThreadLoop(
     () => state.root,
     {
-      kernel: kernelFor(input.spec),
+      kernel,
       // Each turn's kernel gets controls bound to that turn (SPEC S3.8).
       controls: (turn) => host.rootControls(turn),
       takeInbox: () => state.takeRootMessages(rootScope),
@@ -220,6 +223,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     admissionOpen: state.isAdmissionOpen,
   }));
   setHandler(threadQuery, () => state.root);
+  setHandler(modelTranscriptQuery, (key) => kernel.transcript?.(key) ?? null);
   registerProofChecks(authority);
   setHandler(approvalPolicyQuery, (capability) =>
     answerQuery(() => (scopeOf(capability), policyOrRefusal(policy).policy)),

@@ -29,6 +29,7 @@ export interface StartSettings {
   continueAsNewAfterEvents: number;
   usageLedger?: true;
   callSizedAllowance?: true;
+  transcriptDelta?: true;
   /** SPEC S11.4: the tree's approval policy now; later changes reach the thread by signal. */
   approvalPolicy?: ApprovalPolicy;
 }

@@ -57,15 +57,20 @@ export async function eventually<Value>(
   }
 }
 
-/** Waits (through the root's wait operation) until the thread has completed `turns` turns. */
+/**
+ * Waits (through the root's wait operation) until the thread has completed `turns` turns: 30 s, or
+ * `timeoutMs` for a turn of many model calls.
+ */
 export async function untilTurns(
   service: ThreadService,
   threadId: string,
   turns: number,
+  timeoutMs?: number,
 ): Promise<AgentThread> {
   return eventually(
     async () => (await service.rootControls().loadThread(threadId))!,
     (thread) => thread.turnsCompleted >= turns && thread.status !== 'running',
     `${threadId} to complete ${turns} turn(s)`,
+    timeoutMs,
   );
 }

@@ -20,6 +20,11 @@ let policy: (request: ReceivedRequest, index: number) => Reply = () => ({ text: 
 
 /** Prices of the worker's table (US dollars per million tokens). */
 const prices = { 'test-model': { input: 2, output: 8 } };
+/**
+ * How long a burst of agents spending a budget down may take: a few hundred model calls, on a cluster
+ * that runs other suites beside (30 s was passed once there: a spender was still calling).
+ */
+const burstMs = 180_000;
 
 beforeAll(async () => {
   connection = await connectTest({ address: testServerAddress() });
@@ -196,7 +201,7 @@ test('a concurrent burst of model calls cannot pass the budget: each call is res
     ),
   );
   const outcomes = await Promise.all(
-    spawned.map(async (thread) => (await untilTurns(service, thread.id, 1)).latestTurn!),
+    spawned.map(async (thread) => (await untilTurns(service, thread.id, 1, burstMs)).latestTurn!),
   );
   for (const outcome of outcomes) expect(outcome.error?.kind).toBe('QuotaExceeded');
   const expected = reported(server.requests);
@@ -244,7 +249,7 @@ test('a budget in US dollars: a concurrent burst cannot pass it, a narrower subt
     ),
   );
   const outcomes = await Promise.all(
-    [thrifty, ...spenders].map(async (thread) => (await untilTurns(service, thread.id, 1)).latestTurn!),
+    [thrifty, ...spenders].map(async (thread) => (await untilTurns(service, thread.id, 1, burstMs)).latestTurn!),
   );
   for (const outcome of outcomes) {
     expect(outcome.error?.kind).toBe('QuotaExceeded');
