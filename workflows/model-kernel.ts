@@ -60,6 +60,8 @@ export const envelope = (message: InterAgentMessage): string =>
 export class ModelKernel implements Kernel {
   /** With the `transcriptDelta` feature: calls carry what their worker does not keep of the transcript. */
   private readonly sender: TranscriptSender | undefined;
+  /** What the last turn of this run left in the memory, and its entries (with the sender only). */
+  private lastTurn: { text: string; entries: TranscriptEntry[] } | undefined;
 
   constructor(
     private readonly spec: AgentSpec,
@@ -80,9 +82,7 @@ export class ModelKernel implements Kernel {
   }
 
   async runTurn(context: TurnContext): Promise<TurnAnswer> {
-    const transcript: TranscriptEntry[] = context.memory.transcript
-      ? TranscriptEntry.array().parse(JSON.parse(context.memory.transcript))
-      : [];
+    const transcript = this.remembered(context.memory.transcript);
     if (context.turn === 1) {
       for (const entry of this.spec.history ?? []) {
         transcript.push(
@@ -100,8 +100,21 @@ export class ModelKernel implements Kernel {
     try {
       return await this.steps(context, transcript);
     } finally {
-      context.memory.transcript = JSON.stringify(trimTranscript(transcript));
+      const kept = trimTranscript(transcript);
+      context.memory.transcript = JSON.stringify(kept);
+      if (this.sender) this.lastTurn = { text: context.memory.transcript, entries: kept };
     }
+  }
+
+  /**
+   * The transcript the thread's memory holds. With `transcriptDelta`, the entries of this run's last turn
+   * when the memory is still what that turn left (the same string): no parse, and the same entries, so
+   * the turn's first call extends what was sent before instead of sending it all again.
+   */
+  private remembered(text: string | undefined): TranscriptEntry[] {
+    if (!text) return [];
+    if (this.lastTurn?.text === text) return [...this.lastTurn.entries];
+    return TranscriptEntry.array().parse(JSON.parse(text));
   }
 
   private async steps(context: TurnContext, transcript: TranscriptEntry[]): Promise<TurnAnswer> {

@@ -75,13 +75,15 @@ test('later calls of a turn carry only the new entries; the model is sent the wh
   gate.held = Promise.resolve();
   const worker = await startWorker();
   try {
-    const service = await attachRun(temporal.client, taskQueue, {
-      root: { task: 'open every gate', name: 'root', kernel: { type: 'model' } },
-    });
-    const root = await untilTurns(service, service.rootThreadId, 1);
-    expect(root.latestTurn?.result).toBe('all open');
+    // A sub-agent, so the root can message it for a second turn.
+    const service = await attachRun(temporal.client, taskQueue);
+    const opener = await service
+      .rootControls()
+      .spawn({ task: 'open every gate', name: 'opener', kernel: { type: 'model' } });
+    const done = await untilTurns(service, opener.id, 1);
+    expect(done.latestTurn?.result).toBe('all open');
     expect(messageCounts(server.requests)).toEqual([2, 4, 6, 8, 10]);
-    const inputs = await modelCallInputs(service.rootThreadId);
+    const inputs = await modelCallInputs(opener.id);
     expect(inputs.map((input) => [input.transcriptBase?.from, input.transcript.length])).toEqual([
       [0, 1], // the task, whole, under a new key
       [1, 2], // then each call: the assistant's tool call and its result
@@ -91,13 +93,23 @@ test('later calls of a turn carry only the new entries; the model is sent the wh
     ]);
     expect(new Set(inputs.map((input) => input.transcriptBase?.key)).size).toBe(1);
     // What a worker without it reads: the transcript of the key, null for any other.
-    const handle = temporal.client.workflow.getHandle(service.rootThreadId);
+    const handle = temporal.client.workflow.getHandle(opener.id);
     const kept = await handle.query(modelTranscriptQuery, inputs[0]!.transcriptBase!.key);
     expect(kept?.map((entry) => entry.role)).toEqual([
       'user',
       ...Array(steps).fill(['assistant', 'tool']).flat(),
     ]);
     expect(await handle.query(modelTranscriptQuery, `${inputs[0]!.transcriptBase!.key}0`)).toBeNull();
+    // A second turn (every gate is open: one call) extends the same transcript: its final answer and
+    // the message that started it, not the whole again.
+    await service
+      .rootControls()
+      .sendMessage({ recipient: opener.id, content: 'once more', triggerTurn: true });
+    await untilTurns(service, opener.id, 2);
+    expect(messageCounts(server.requests).at(-1)).toBe(12);
+    const second = (await modelCallInputs(opener.id)).at(-1)!;
+    expect(second.transcriptBase).toEqual({ key: inputs[0]!.transcriptBase!.key, from: 9 });
+    expect(second.transcript.map((entry) => entry.role)).toEqual(['assistant', 'user']);
     await service.complete();
   } finally {
     await shutdown(worker);
