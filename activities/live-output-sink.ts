@@ -21,23 +21,6 @@ export interface LiveSinkTiming {
 export const defaultLiveSinkTiming: LiveSinkTiming = { flushMs: 50, recheckMs: 1_000, finishMs: 2_000 };
 
 /**
- * Streams one model call's text to its thread's conversation (SPEC S10.1), batched: the first delta at
- * once, then at most one `live-output` signal per `flushMs`, each carrying everything since the last.
- *
- * Only while someone watches: the conversation keeps a "watched until" memo that a watch sets, and the
- * sink reads it with a describe (a read, not a billable action) when the call starts and every
- * `recheckMs` after, and once more at its end. A call nobody watches sends nothing; a watcher that
- * arrives mid-call gets the text so far with the next flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
- * with the next. Best effort: a failed flush is retried with the next and never fails the model call.
- *
- * What each describe saw is kept per conversation for the worker process (`watchState`), so the look
- * is off the step's path: a conversation seen watched until T counts as watched at once (the memo says
- * so until T), and a call whose conversation was seen unwatched less than `recheckMs` ago does not wait
- * at its end for the look it started: if that look finds a watcher after all, the text follows the call,
- * with its end. Waiting for it cost every model call a describe round trip (2.8 ms p50, 5.3 ms mean in
- * the agent-step bench).
- */
-/**
  * What the sinks of this process last saw of each conversation's watch: until when it is watched and
  * when that was read. Bounded: past `limit` conversations the oldest reading is forgotten (a forgotten
  * conversation is only looked at again).
@@ -67,6 +50,23 @@ export class WatchState {
 
 const watchState = new WatchState();
 
+/**
+ * Streams one model call's text to its thread's conversation (SPEC S10.1), batched: the first delta at
+ * once, then at most one `live-output` signal per `flushMs`, each carrying everything since the last.
+ *
+ * Only while someone watches: the conversation keeps a "watched until" memo that a watch sets, and the
+ * sink reads it with a describe (a read, not a billable action) when the call starts and every
+ * `recheckMs` after, and once more at its end. A call nobody watches sends nothing; a watcher that
+ * arrives mid-call gets the text so far with the next flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
+ * with the next. Best effort: a failed flush is retried with the next and never fails the model call.
+ *
+ * What each describe saw is kept per conversation for the worker process (`watchState`), so the look
+ * is off the step's path: a conversation seen watched until T counts as watched at once (the memo says
+ * so until T), and a call whose conversation was seen unwatched less than `recheckMs` ago does not wait
+ * at its end for the look it started: if that look finds a watcher after all, the text follows the call,
+ * with its end. Waiting for it cost every model call a describe round trip (2.8 ms p50, 5.3 ms mean in
+ * the agent-step bench).
+ */
 export class LiveOutputSink {
   private text = '';
   private sent = 0;
