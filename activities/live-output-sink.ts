@@ -36,6 +36,11 @@ export class WatchState {
     if (this.readings.size > this.limit) this.readings.delete(this.readings.keys().next().value!);
   }
 
+  /** When the conversation was last read, if it was. */
+  readAt(conversationId: string): number | undefined {
+    return this.readings.get(conversationId)?.readAt;
+  }
+
   /** Whether a reading says the conversation is watched now. */
   watchedNow(conversationId: string, now = Date.now()): boolean {
     return (this.readings.get(conversationId)?.watchedUntil ?? 0) > now;
@@ -56,8 +61,11 @@ const watchState = new WatchState();
  *
  * Only while someone watches: the conversation keeps a "watched until" memo that a watch sets, and the
  * sink reads it with a describe (a read, not a billable action) when the call starts and every
- * `recheckMs` after, and once more at its end. A call nobody watches sends nothing; a watcher that
- * arrives mid-call gets the text so far with the next flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
+ * `recheckMs` after, and once more at its end, unless this process read it less than `recheckMs` ago:
+ * a thread calling its model many times a second makes about one describe a second, not two per call
+ * (they were ~1 ms of each call in the agent-step bench, and load on the server). A call nobody
+ * watches sends nothing; a watcher that arrives mid-call is seen within `recheckMs` and gets the text
+ * so far with the next flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
  * with the next. Best effort: a failed flush is retried with the next and never fails the model call.
  *
  * What each describe saw is kept per conversation for the worker process (`watchState`), so the look
@@ -86,7 +94,10 @@ export class LiveOutputSink {
     private readonly timing: LiveSinkTiming = defaultLiveSinkTiming,
   ) {
     this.watched = watchState.watchedNow(target.conversationId);
-    this.check();
+    // A reading less than `recheckMs` old is taken as it is: no look per call of a busy thread.
+    const readAt = watchState.readAt(target.conversationId);
+    if (readAt !== undefined && Date.now() - readAt < timing.recheckMs) this.checkedAt = readAt;
+    else this.check();
   }
 
   /** A delta of the call's text, as the provider emitted it. */
@@ -103,8 +114,10 @@ export class LiveOutputSink {
   async finish(end: LiveEnd): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    // A watcher that came after the last look still gets the call's text, with its end.
-    if (!this.watched && !this.checking) this.check();
+    // A watcher that came after the last look still gets the call's text, with its end, once that
+    // look is `recheckMs` old (a later one then sees the durable reply: SPEC S10.1).
+    const readAt = watchState.readAt(this.target.conversationId) ?? -Infinity;
+    if (!this.watched && !this.checking && Date.now() - readAt >= this.timing.recheckMs) this.check();
     const draining = this.drain(end, Date.now() + this.timing.finishMs);
     if (
       this.checking &&

@@ -18,6 +18,15 @@ test('an unwatched reading lets a call skip waiting only while it is recent, and
   expect(state.unwatchedWithin('conversation_a', 1_000, 11_500)).toBe(false);
 });
 
+test('it says when a conversation was last read, so a call can take a recent reading without a look', () => {
+  const state = new WatchState();
+  expect(state.readAt('conversation_a')).toBeUndefined();
+  state.saw('conversation_a', 0, 10_000);
+  state.saw('conversation_a', 0, 10_400);
+  expect(state.readAt('conversation_a')).toBe(10_400);
+  expect(state.readAt('conversation_b')).toBeUndefined();
+});
+
 test('it keeps at most `limit` conversations, forgetting the least recently read', () => {
   const state = new WatchState(2);
   state.saw('conversation_a', 5_000, 0);
