@@ -14,11 +14,18 @@ export interface LiveSinkTiming {
   flushMs: number;
   /** How often a streaming call looks again whether its conversation is watched. */
   recheckMs: number;
+  /** A reading younger than this is taken as it is when a call starts and ends, without a new look. */
+  freshMs: number;
   /** Longest the final flush may hold the model call's end. */
   finishMs: number;
 }
 
-export const defaultLiveSinkTiming: LiveSinkTiming = { flushMs: 50, recheckMs: 1_000, finishMs: 2_000 };
+export const defaultLiveSinkTiming: LiveSinkTiming = {
+  flushMs: 50,
+  recheckMs: 1_000,
+  freshMs: 250,
+  finishMs: 2_000,
+};
 
 /**
  * What the sinks of this process last saw of each conversation's watch: until when it is watched and
@@ -61,11 +68,12 @@ const watchState = new WatchState();
  *
  * Only while someone watches: the conversation keeps a "watched until" memo that a watch sets, and the
  * sink reads it with a describe (a read, not a billable action) when the call starts and every
- * `recheckMs` after, and once more at its end, unless this process read it less than `recheckMs` ago:
- * a thread calling its model many times a second makes about one describe a second, not two per call
- * (they were ~1 ms of each call in the agent-step bench, and load on the server). A call nobody
- * watches sends nothing; a watcher that arrives mid-call is seen within `recheckMs` and gets the text
- * so far with the next flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
+ * `recheckMs` after, and once more at its end, unless this process read it less than `freshMs` ago:
+ * a thread calling its model many times a second makes about four describes a second, not two per
+ * call (they were ~1 ms of each call in the agent-step bench, and load on the server), and a watcher
+ * is seen by the next call that starts `freshMs` after it came. A call nobody watches sends nothing; a
+ * watcher that arrives mid-call is seen within `recheckMs` and gets the text so far with the next
+ * flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
  * with the next. Best effort: a failed flush is retried with the next and never fails the model call.
  *
  * What each describe saw is kept per conversation for the worker process (`watchState`), so the look
@@ -94,9 +102,9 @@ export class LiveOutputSink {
     private readonly timing: LiveSinkTiming = defaultLiveSinkTiming,
   ) {
     this.watched = watchState.watchedNow(target.conversationId);
-    // A reading less than `recheckMs` old is taken as it is: no look per call of a busy thread.
+    // A fresh reading is taken as it is: no look per call of a busy thread.
     const readAt = watchState.readAt(target.conversationId);
-    if (readAt !== undefined && Date.now() - readAt < timing.recheckMs) this.checkedAt = readAt;
+    if (readAt !== undefined && Date.now() - readAt < timing.freshMs) this.checkedAt = readAt;
     else this.check();
   }
 
@@ -114,10 +122,10 @@ export class LiveOutputSink {
   async finish(end: LiveEnd): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    // A watcher that came after the last look still gets the call's text, with its end, once that
-    // look is `recheckMs` old (a later one then sees the durable reply: SPEC S10.1).
+    // A watcher that came after the last look still gets the call's text, with its end, unless that
+    // look is fresh (a watcher that comes later sees the durable reply: SPEC S10.1).
     const readAt = watchState.readAt(this.target.conversationId) ?? -Infinity;
-    if (!this.watched && !this.checking && Date.now() - readAt >= this.timing.recheckMs) this.check();
+    if (!this.watched && !this.checking && Date.now() - readAt >= this.timing.freshMs) this.check();
     const draining = this.drain(end, Date.now() + this.timing.finishMs);
     if (
       this.checking &&
