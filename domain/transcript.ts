@@ -22,7 +22,6 @@ export const TranscriptEntry = z.discriminatedUnion('role', [
 ]);
 export type TranscriptEntry = z.infer<typeof TranscriptEntry>;
 
-/** A model call: the activity adds the definitions of the agent-control tools and the allowed user tools. */
 /**
  * What a call's `transcript` extends (the `transcriptDelta` feature): the first `from` entries are the
  * ones sent under `key` before, which the model activity's worker keeps; `from` 0: the transcript is
@@ -33,6 +32,7 @@ export const TranscriptBase = z
   .strict();
 export type TranscriptBase = z.infer<typeof TranscriptBase>;
 
+/** A model call: the activity adds the definitions of the agent-control tools and the allowed user tools. */
 export const ModelCallInput = z
   .object({
     threadId: z.string(),
