@@ -73,8 +73,9 @@ const watchState = new WatchState();
  * call (they were ~1 ms of each call in the agent-step bench, and load on the server), and a watcher
  * is seen by the next call that starts `freshMs` after it came. A call nobody watches sends nothing; a
  * watcher that arrives mid-call is seen within `recheckMs` and gets the text so far with the next
- * flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated or lost one heals
- * with the next. Best effort: a failed flush is retried with the next and never fails the model call.
+ * flush, or the whole text when the call ends. Each flush says where its text starts, so a repeated
+ * or lost one heals with the next. Best effort: a failed flush is retried with the next and never
+ * fails the model call.
  *
  * What each describe saw is kept per conversation for the worker process (`watchState`), so the look
  * is off the step's path: a conversation seen watched until T counts as watched at once (the memo says
