@@ -1,6 +1,7 @@
 // `npm run build` (also run by `prepack` and, when a source changed, by the bootstrap): compiles the product folders to
 // JavaScript + declaration files in dist/, then builds the workflow bundle that ships in the package
-// (dist/workflow-bundle.js), so an installed worker starts without running webpack.
+// (dist/workflow-bundle.js, and dist/workflow-bundle-untraced.js for workers without tracing), so an
+// installed worker starts without running webpack.
 // `--if-stale` builds only when a source file is newer than the last build (bootstrap, jest set-up).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -50,12 +51,18 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
-log('bundling the workflow code: dist/workflow-bundle.js');
 const { bundleWorkflowCode } = require('@temporalio/worker');
-const { bundleOptions } = require(join(next, 'workers', 'create-worker.js'));
+const { bundleOptions, untracedBundleOptions } = require(join(next, 'workers', 'create-worker.js'));
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
-const bundle = await bundleWorkflowCode({ ...bundleOptions, logger: quiet });
-writeFileSync(join(next, 'workflow-bundle.js'), bundle.code);
+// Traced workers load the first, workers without tracing the second (no span building at all).
+for (const [file, options] of [
+  ['workflow-bundle.js', bundleOptions],
+  ['workflow-bundle-untraced.js', untracedBundleOptions],
+]) {
+  log(`bundling the workflow code: dist/${file}`);
+  const bundle = await bundleWorkflowCode({ ...options, logger: quiet });
+  writeFileSync(join(next, file), bundle.code);
+}
 rmSync(dist, { recursive: true, force: true });
 renameSync(next, dist);
 writeFileSync(stamp, `${new Date().toISOString()}\n`);

@@ -26,12 +26,28 @@ export const bundleOptions = {
 };
 
 /**
- * The workflow bundle built with {@link bundleOptions} when the package was built
- * (`dist/workflow-bundle.js`), or undefined when running from sources. Workers load it instead of
- * running webpack at start.
+ * {@link bundleOptions} without the tracing interceptors: the bundle of a worker that exports no spans.
+ * Its workflows run every history exactly as a traced worker's do (the interceptors only add headers
+ * and record spans), so a tree can move between traced and untraced workers; they skip building spans
+ * nobody exports (~1–2 ms of workflow-thread time per agent step, BENCHMARKS.md).
  */
-export const prebuiltWorkflowBundlePath: string | undefined = ((path) =>
-  existsSync(path) ? path : undefined)(join(__dirname, '..', 'workflow-bundle.js'));
+export const untracedBundleOptions = {
+  workflowsPath,
+  preloadModules: bundleOptions.preloadModules,
+};
+
+const prebuilt = (file: string): string | undefined =>
+  ((path) => (existsSync(path) ? path : undefined))(join(__dirname, '..', file));
+
+/**
+ * The workflow bundle built with {@link bundleOptions} when the package was built
+ * (`dist/workflow-bundle.js`), or undefined when running from sources. Workers given `tracing` load it
+ * instead of running webpack at start.
+ */
+export const prebuiltWorkflowBundlePath: string | undefined = prebuilt('workflow-bundle.js');
+
+/** The same built with {@link untracedBundleOptions} (`dist/workflow-bundle-untraced.js`). */
+export const prebuiltUntracedWorkflowBundlePath: string | undefined = prebuilt('workflow-bundle-untraced.js');
 
 export { defaultMaxCachedWorkflows };
 
@@ -42,7 +58,10 @@ export interface AgentWorkerOptions {
   taskQueue: string;
   /** `createActivities(...)`; none when omitted (a worker for workflows only). */
   activities?: object | undefined;
-  /** Default: the prebuilt bundle of the installed package, else the workflow sources bundled at start. */
+  /**
+   * Default: the prebuilt bundle of the installed package, else the workflow sources bundled at start;
+   * with the tracing interceptors when `tracing` is given, without them when it is not.
+   */
   workflows?: WorkflowSource | undefined;
   identity?: string | undefined;
   maxCachedWorkflows?: number | undefined;
@@ -62,10 +81,10 @@ export interface AgentWorkerOptions {
 }
 
 /** The workflow source a worker uses when none is given. */
-const defaultWorkflowSource = (): WorkflowSource =>
-  prebuiltWorkflowBundlePath
-    ? { workflowBundle: { codePath: prebuiltWorkflowBundlePath } }
-    : { workflowsPath };
+function defaultWorkflowSource(traced: boolean): WorkflowSource {
+  const codePath = traced ? prebuiltWorkflowBundlePath : prebuiltUntracedWorkflowBundlePath;
+  return codePath ? { workflowBundle: { codePath } } : { workflowsPath };
+}
 
 /**
  * An agents-kit worker on one task queue: every workflow type, and the activities given.
@@ -80,7 +99,8 @@ const defaultWorkflowSource = (): WorkflowSource =>
  * const worker = await createAgentWorker({ connection, taskQueue: 'agents-kit', activities: createActivities(), codec });
  */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
-  const workflows = options.workflows ?? defaultWorkflowSource();
+  const traced = options.tracing !== undefined;
+  const workflows = options.workflows ?? defaultWorkflowSource(traced);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',
@@ -95,8 +115,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     ...options.extra,
-    // Bundled at start, the workflows get the tracing interceptors too (a bundle has them built in).
-    ...('workflowsPath' in workflows
+    // Bundled at start, the workflows of a traced worker get the tracing interceptors (a prebuilt
+    // bundle has them built in, or not).
+    ...('workflowsPath' in workflows && traced
       ? { interceptors: withTracingInterceptors(options.extra?.interceptors) }
       : {}),
     sinks: { ...options.extra?.sinks, ...tracingSinks(options.tracing) },

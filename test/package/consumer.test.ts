@@ -106,6 +106,7 @@ test('the tarball holds built JavaScript, declarations, the workflow bundle and 
       'dist/workers/index.d.ts',
       'dist/workflows/index.js',
       'dist/workflow-bundle.js',
+      'dist/workflow-bundle-untraced.js',
     ]),
   );
   expect(
@@ -167,6 +168,7 @@ test('the ESM app runs its own worker from the package: a user tool, a spawn, a 
     protocolKind: 'Protocol',
     shutdown: { cancelled: 1, failed: 0 },
     prebuiltBundle: true,
+    prebuiltUntracedBundle: true,
   });
 }, 300_000);
 

@@ -43,9 +43,14 @@ test('the fixtures hold accepted and failed updates, an interrupted activity, an
   expect(holding('"name":"watch-output"')).toBeGreaterThan(0);
 });
 
-test('every recorded history replays without non-determinism (S7.4)', async () => {
+// A worker without tracing loads the bundle built without the tracing interceptors (dist/, built by the
+// jest set-up); a tree moves between traced and untraced workers, so both replay every history.
+test.each([
+  ['with the tracing interceptors', () => workflowBundlePath()],
+  ['without them (an untraced worker)', () => join(projectRoot, 'dist', 'workflow-bundle-untraced.js')],
+])('every recorded history replays without non-determinism (S7.4), %s', async (_, bundle) => {
   const results = Worker.runReplayHistories(
-    { workflowBundle: { codePath: workflowBundlePath() } },
+    { workflowBundle: { codePath: bundle() } },
     fixtures.map((fixture) => ({
       workflowId: fixture.workflowId,
       history: historyFromFixture(fixture.history),

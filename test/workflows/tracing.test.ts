@@ -237,11 +237,12 @@ test('a tree traces as one connected trace: threads, turns, model and tool calls
 
 test('a thread that continues as new: one span per run, each linked to the one before, all under its spawn', async () => {
   const taskQueue = uniqueTaskQueue('tracing-can');
+  // No workflow source given: a worker given `tracing` bundles its workflows with the tracing
+  // interceptors (a worker without it does not: dist/workflow-bundle-untraced.js).
   const worker = await createAgentWorker({
     connection: temporal.nativeConnection,
     taskQueue,
     activities: createActivities(),
-    workflows: { workflowBundle: { codePath: workflowBundlePath() } },
     tracing,
   });
   const running = worker.run();
