@@ -208,6 +208,7 @@ test('long-polls that items answer share one timer; a poll nothing answers still
     pollWaitMs: 1500,
   });
   const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
+  const startedAt = Date.now();
   for (const text of ['one', 'two', 'three', 'four']) {
     const received = receiver.recv();
     await pause(150); // the poll is waiting in the workflow
@@ -225,6 +226,12 @@ test('long-polls that items answer share one timer; a poll nothing answers still
   );
   const count = (type: number) => types.filter((candidate) => candidate === type).length;
   expect(count(EventType.EVENT_TYPE_TIMER_CANCELED)).toBe(0);
-  expect(count(EventType.EVENT_TYPE_TIMER_FIRED)).toBeGreaterThanOrEqual(1);
-  expect(count(EventType.EVENT_TYPE_TIMER_STARTED)).toBeLessThanOrEqual(3);
+  const fired = count(EventType.EVENT_TYPE_TIMER_FIRED);
+  expect(fired).toBeGreaterThanOrEqual(1);
+  // A timer starts only once the one before has fired (at most one is left waiting), and at most one
+  // per poll deadline that passed: six polls share them (on a loaded machine the polls take longer,
+  // so more deadlines pass; the bound follows the time they took).
+  const started = count(EventType.EVENT_TYPE_TIMER_STARTED);
+  expect(started).toBeLessThanOrEqual(fired + 1);
+  expect(started).toBeLessThanOrEqual(Math.ceil((Date.now() - startedAt) / 1500) + 1);
 });
