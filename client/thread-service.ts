@@ -7,6 +7,7 @@ import {
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
   ApprovalPolicyChange,
+  checkChangeNamesAList,
   initialApprovalPolicy,
   type ApprovalPolicy,
   type InitialApprovalPolicy,
@@ -277,6 +278,7 @@ export class ThreadService {
    */
   async setApprovalPolicy(change: ApprovalPolicyChange): Promise<ApprovalPolicy> {
     const parsed = parseInput(ApprovalPolicyChange, change, 'approval policy change');
+    checkChangeNamesAList(parsed);
     return executeUpdate(
       this.handle,
       setApprovalPolicyUpdate,

@@ -98,6 +98,19 @@ export const ApprovalPolicyChange = z
   .strict();
 export type ApprovalPolicyChange = z.infer<typeof ApprovalPolicyChange>;
 
+/**
+ * Refuses a change that names no list (Protocol): it would raise the version and push the same policy to
+ * every live thread for nothing. Checked where a change is asked for (the client and the update's
+ * validator), not where it is applied, so a history that holds one replays as it ran.
+ */
+export function checkChangeNamesAList(change: unknown): void {
+  const given = change && typeof change === 'object' ? Object.keys(change) : [];
+  if (given.length === 0)
+    throw KitError.protocol(
+      'approval policy change: names no list; give neverAsk, alwaysAsk or remembered (approvalPolicy() reads the policy)',
+    );
+}
+
 /** The policy a root run starts with (attach): the two lists, nothing remembered yet. */
 export const InitialApprovalPolicy = ApprovalPolicyChange.omit({ remembered: true });
 export type InitialApprovalPolicy = z.infer<typeof InitialApprovalPolicy>;

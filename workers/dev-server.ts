@@ -12,17 +12,31 @@ import { ensureTemporalBinary } from './temporal-binary';
 export const defaultDataDir = (): string => resolve(process.cwd(), '.agents-kit');
 
 /**
+ * Bytes of update arguments a workflow may have in flight (admitted, not yet accepted or rejected);
+ * Temporal's default is 20 MB. Temporal's update protocol sends every update's arguments back in the
+ * workflow task that accepts or rejects it, and that task's answer must stay under 4 MiB, or it fails
+ * (GRPC message too large) and the updates in it fail for their callers. Our own updates take at most
+ * 160 KiB of arguments (`maxUpdateBytes`), ten in flight: 1.64 MB. Beyond this bound the server refuses
+ * the update with RESOURCE_EXHAUSTED (clients retry it a second later); so two raw-client updates of
+ * nearly 2 MiB each can no longer fail a task together. With `taskSendBytes` (1.9 MB) it leaves ~590 kB
+ * of a task's answer for the rest (a transcript of at most 144 KiB, upserts, timers).
+ */
+export const maxInFlightUpdatePayloads = 1_700_000;
+
+/**
  * Dynamic config every dev server of ours gets (the compose stack's file has the same values).
  * - Agents rely on updates and on search attributes being visible right after an upsert.
  * - The server reads its queue of internal tasks (deliver a workflow's signal to another workflow,
  *   dispatch a workflow task, start a child) at most `transferProcessorMaxPollRPS` times a second per
  *   history shard; the default 20 adds up to 50 ms to every such hop once more than 20 a second happen
  *   on a shard, and the dev server has a single shard (BENCHMARKS.md).
+ * - Update arguments in flight are bounded by {@link maxInFlightUpdatePayloads}.
  */
 export const devServerSettings: Readonly<Record<string, unknown>> = {
   'frontend.enableUpdateWorkflowExecution': true,
   'system.forceSearchAttributesCacheRefreshOnRead': true,
   'history.transferProcessorMaxPollRPS': 1000,
+  'history.maxInFlightUpdatePayloads': maxInFlightUpdatePayloads,
 };
 
 /**

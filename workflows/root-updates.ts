@@ -2,6 +2,7 @@ import { setHandler } from '@temporalio/workflow';
 
 import { ReconcileRequest, type ControlOperationInput, type ShutdownReport } from '../domain/control';
 import { checkUpdateBytes } from '../domain/answer-bounds';
+import { checkChangeNamesAList } from '../domain/approval-policy';
 import { controlOperations, rootUpdateTypes, WaitRequest } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
@@ -141,6 +142,7 @@ export function registerRootUpdates(
       validator: guarded((scope: unknown, change: unknown) => {
         rootOnly(scope, 'change the approval policy');
         policyOrRefusal(policy).checkChange(change);
+        checkChangeNamesAList(change);
       }),
     },
   );

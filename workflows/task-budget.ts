@@ -7,8 +7,10 @@ import { jsonBytes } from '../domain/bytes';
  * control requests, a spawn among them of up to 512 KiB). The task's whole answer must stay under
  * 4 MiB, or it fails on every attempt and the workflow is stuck (and the server rejects every update
  * waiting on it). Beside these, a task echoes the arguments of every update it accepts or rejects (at
- * most 10 in flight, each at most `maxUpdateBytes`: 1.6 MB) and carries small commands (status upserts,
- * timers, a model call's transcript of at most 144 KiB): 4 MiB less 1.6 MB and this leaves ~650 kB.
+ * most 10 in flight, each at most `maxUpdateBytes`: 1.6 MB; a raw client's are held to 1.7 MB in all by
+ * the server's `history.maxInFlightUpdatePayloads`, workers/dev-server.ts) and carries small commands
+ * (status upserts, timers, a model call's transcript of at most 144 KiB): 4 MiB less 1.7 MB and this
+ * leaves ~590 kB.
  *
  * One budget for all of them: a task's first answer of up to 1.5 MiB, nine spawns' echoes and five
  * starts once made 4.7 MB together, when answers, starts and publishes were bounded apart.

@@ -60,6 +60,8 @@ test('forged, foreign, malformed and huge policy changes are refused with a KitE
       /alwaysAsk\.0: ship is in neverAsk too/,
     ],
     [raw(service.rootCapability, { everything: true }), ErrorKind.Protocol, /everything|nrecognized/],
+    // A change that names no list would raise the version and push the same policy to every thread.
+    [raw(service.rootCapability, {}), ErrorKind.Protocol, /names no list/],
     [
       raw(service.rootCapability, { neverAsk: Array.from({ length: 129 }, (_, n) => `tool${n}`) }),
       ErrorKind.Protocol,
@@ -78,6 +80,7 @@ test('forged, foreign, malformed and huge policy changes are refused with a KitE
   }
   // The client checks before it sends, with the same message.
   expect((await kitErrorOf(service.setApprovalPolicy({ alwaysAsk: ['a b'] }))).kind).toBe(ErrorKind.Protocol);
+  expect((await kitErrorOf(service.setApprovalPolicy({}))).message).toMatch(/names no list/);
   expect(await service.approvalPolicy()).toEqual(before);
   // Refused in validators: no trace in history, no failed task.
   const events = await historyEvents(temporal.client, service.rootThreadId);
@@ -125,7 +128,7 @@ test('forged pushes to a thread and forged remembered answers to the root change
     denied: true,
   });
   // An update after the signals is handled after them: the root remembered nothing.
-  expect(await service.setApprovalPolicy({})).toEqual({
+  expect(await service.setApprovalPolicy({ neverAsk: [] })).toEqual({
     version: 1,
     neverAsk: [],
     alwaysAsk: [],
