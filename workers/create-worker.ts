@@ -14,15 +14,24 @@ export type WorkflowSource =
 export const workflowsPath = require.resolve('../workflows');
 
 /**
+ * The payload converter of agents-kit workflows (domain/payload-converter.ts): Temporal's default one,
+ * except that a payload that cannot be decoded reads as a value every handler refuses, instead of
+ * failing the workflow task that holds it on every attempt (SPEC S3.10).
+ */
+export const payloadConverterPath = require.resolve('../domain/payload-converter');
+
+/**
  * How every agents-kit workflow bundle is built (pass to `bundleWorkflowCode` for a prebuilt one): the
  * workflow code is loaded once per worker thread and shared by all its workflows, frozen
  * (workflows/shared-modules.ts), instead of once per cached workflow; its tracing interceptors
- * (SPEC S11.2) export through the sink `createAgentWorker` registers (`tracingSinks` for other workers).
+ * (SPEC S11.2) export through the sink `createAgentWorker` registers (`tracingSinks` for other workers);
+ * its payloads are decoded by {@link payloadConverterPath}.
  */
 export const bundleOptions = {
   workflowsPath,
   preloadModules: [require.resolve('../workflows/shared-modules')],
   workflowInterceptorModules: [require.resolve('../workflows/tracing-interceptors')],
+  payloadConverterPath,
 };
 
 /**
@@ -34,6 +43,7 @@ export const bundleOptions = {
 export const untracedBundleOptions = {
   workflowsPath,
   preloadModules: bundleOptions.preloadModules,
+  payloadConverterPath,
 };
 
 const prebuilt = (file: string): string | undefined =>
@@ -121,8 +131,21 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       ? { interceptors: withTracingInterceptors(options.extra?.interceptors) }
       : {}),
     sinks: { ...options.extra?.sinks, ...tracingSinks(options.tracing) },
-    ...(options.codec ? { dataConverter: withCodec(options.extra?.dataConverter, options.codec) } : {}),
+    dataConverter: dataConverterOf(options.extra?.dataConverter, options.codec),
   });
+}
+
+/**
+ * The worker's data converter: `given` (from `extra`), with our payload converter unless it names its
+ * own (bundled from sources, the workflows get it; a prebuilt bundle has its own built in), and `codec`
+ * as its last codec (encoding runs the codecs in order: encryption last).
+ */
+function dataConverterOf(given: WorkerOptions['dataConverter'], codec: PayloadCodec | undefined) {
+  return {
+    ...given,
+    payloadConverterPath: given?.payloadConverterPath ?? payloadConverterPath,
+    ...(codec ? { payloadCodecs: [...(given?.payloadCodecs ?? []), codec] } : {}),
+  };
 }
 
 /** `interceptors` with the tracing workflow interceptors first. */
@@ -133,9 +156,4 @@ function withTracingInterceptors(
     ...interceptors,
     workflowModules: [...bundleOptions.workflowInterceptorModules, ...(interceptors?.workflowModules ?? [])],
   };
-}
-
-/** `dataConverter` with `codec` as its last codec (encoding runs the codecs in order: encryption last). */
-function withCodec(dataConverter: WorkerOptions['dataConverter'], codec: PayloadCodec) {
-  return { ...dataConverter, payloadCodecs: [...(dataConverter?.payloadCodecs ?? []), codec] };
 }

@@ -28,6 +28,7 @@ export {
   createAgentWorker,
   bundleOptions,
   defaultMaxCachedWorkflows,
+  payloadConverterPath,
   prebuiltUntracedWorkflowBundlePath,
   prebuiltWorkflowBundlePath,
   untracedBundleOptions,

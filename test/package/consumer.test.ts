@@ -169,6 +169,7 @@ test('the ESM app runs its own worker from the package: a user tool, a spawn, a 
     shutdown: { cancelled: 1, failed: 0 },
     prebuiltBundle: true,
     prebuiltUntracedBundle: true,
+    payloadConverterShipped: true,
   });
 }, 300_000);
 

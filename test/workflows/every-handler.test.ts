@@ -13,12 +13,11 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { maxUpdateBytes } from '../../domain/answer-bounds';
 import { jsonBytes } from '../../domain/bytes';
 import { ErrorKind } from '../../domain/errors';
-import { relatedId } from '../../domain/ids';
 import { mailboxQuery, threadQuery } from '../../domain/messages';
 import { conversationSummaryQuery } from '../../domain/conversation-messages';
-import { attachRun, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 import { failedTasks, historyEvents } from '../helpers/task-answers';
+import { expectTreeUnharmed, handlersOf, treeWithIdleChild } from '../helpers/workflow-handlers';
 
 let temporal: TestTemporal;
 /** A client as an outside program has it, whose calls are not retried. */
@@ -40,29 +39,6 @@ const nearlyTwoMiB = 'x'.repeat(2 * 1024 * 1024 - 4096);
 /** Over our update bound (160 KiB), under the server's in-flight bound: it reaches the validators. */
 const oversized = 'y'.repeat(700_000);
 const kinds = new Set<string>(Object.values(ErrorKind));
-
-/** Handlers every Temporal workflow has; not ours to test. */
-const builtIn = (name: string) => name.startsWith('__') || name === 'TemporalWorkflowMetadata';
-
-interface Handlers {
-  signals: string[];
-  updates: string[];
-  queries: string[];
-}
-
-/** What a workflow says it handles, as any client can ask. */
-async function handlersOf(client: Client, workflowId: string): Promise<Handlers> {
-  const metadata = await client.workflow
-    .getHandle(workflowId)
-    .query<{ definition?: Record<string, { name?: string }[] | undefined> }>('__temporal_workflow_metadata');
-  const names = (key: string) =>
-    (metadata.definition?.[key] ?? []).map((entry) => entry.name ?? '').filter((name) => !builtIn(name));
-  return {
-    signals: names('signalDefinitions'),
-    updates: names('updateDefinitions'),
-    queries: names('queryDefinitions'),
-  };
-}
 
 /**
  * How an update call ended: 'refused' (by the workflow with a KitError kind, or by the server when
@@ -97,17 +73,9 @@ async function outcomeOf(call: Promise<unknown>, args: unknown[], timeoutMs: num
 }
 
 test('every update, signal and query of a tree, given junk by a raw client, refuses it and changes nothing', async () => {
-  const service = await attachRun(temporal.client, taskQueue);
-  const root = service.rootControls();
-  const child = await root.spawn({
-    name: 'target',
-    task: 'keep working',
-    kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'turn done' }]] },
-  });
-  await untilTurns(service, child.id, 1);
   const client = temporal.client;
-  const rootConversation = relatedId('conversation', service.rootThreadId);
-  const workflows = [service.rootThreadId, child.id, child.conversationId, rootConversation];
+  const tree = await treeWithIdleChild(client, taskQueue);
+  const { service, child, workflows } = tree;
 
   // A capability with a made-up proof, and the real ones, for arguments that get past the first check.
   const forged = {
@@ -184,16 +152,9 @@ test('every update, signal and query of a tree, given junk by a raw client, refu
   }
   expect(wrong).toEqual([]);
 
-  // The signals changed nothing and failed no workflow task.
+  // The signals changed nothing, failed no workflow task, and the tree still works.
   expect(await snapshot(client, service.rootThreadId, child.id, workflows)).toEqual(before);
-  for (const workflowId of workflows)
-    expect([workflowId, failedTasks(await historyEvents(client, workflowId))]).toEqual([workflowId, []]);
-
-  // The tree still works: a real message triggers the next turn of the same, live thread.
-  const sent = await root.sendMessage({ recipient: child.id, content: 'still there?', triggerTurn: true });
-  expect(sent.seq).toBe(1);
-  await untilTurns(service, child.id, 2);
-  expect(await service.counters()).toMatchObject({ live: 1, total: 1 });
+  await expectTreeUnharmed(client, tree);
   await service.shutdown();
 }, 600_000);
 

@@ -4,11 +4,10 @@
 // (a message with triggerTurn still runs a turn, numbered 1).
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { newId, relatedId } from '../../domain/ids';
-import { mailboxQuery } from '../../domain/messages';
-import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import { newId } from '../../domain/ids';
+import { eventually } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
-import { failedTasks as failedTasksOf } from '../helpers/task-answers';
+import { expectTreeUnharmed, treeWithIdleChild } from '../helpers/workflow-handlers';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('hostile');
@@ -37,22 +36,11 @@ const junk = (): unknown[] => [
 const signal = (client: Client, workflowId: string, name: string, payload: unknown) =>
   client.workflow.getHandle(workflowId).signal<[unknown]>(name, payload);
 
-/** The workflow tasks of a workflow's current run that failed (UnhandledCommand is a retry, not one). */
-async function failedTasks(client: Client, workflowId: string): Promise<string[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return failedTasksOf(history.events ?? []);
-}
-
 test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and its conversation change nothing', async () => {
-  const service = await attachRun(temporal.client, taskQueue);
-  const root = service.rootControls();
-  const child = await root.spawn({
-    name: 'target',
-    task: 'keep working',
-    kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'turn done' }]] },
-  });
-  await untilTurns(service, child.id, 1);
   const client = temporal.client;
+  const tree = await treeWithIdleChild(client, taskQueue);
+  const { service, child } = tree;
+  const root = service.rootControls();
   // Well-shaped, but proven by nobody: a capability with a made-up proof.
   const forged = (threadId: string, lineage: string[]) => ({
     rootId: service.rootThreadId,
@@ -142,12 +130,8 @@ test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and
   });
   await Promise.all(sends);
 
-  // The tree still works: a real message triggers the next turn of the same, live thread.
-  const sent = await root.sendMessage({ recipient: child.id, content: 'still there?', triggerTurn: true });
-  expect(sent.seq).toBe(1);
-  await untilTurns(service, child.id, 2);
-  const mailbox = await client.workflow.getHandle(child.id).query(mailboxQuery);
-  expect(mailbox.received.map((entry) => [entry.seq, entry.content])).toEqual([[1, 'still there?']]);
+  // No task failed, and the tree still works: a real message triggers the next turn of the same thread.
+  await expectTreeUnharmed(client, tree);
   const threads = await eventually(
     () => root.listThreads(),
     (listed) => listed.find((thread) => thread.id === child.id)?.turnsCompleted === 2,
@@ -155,14 +139,5 @@ test('null, malformed, forged and nearly-2-MiB signals to an agent, its root and
   );
   expect(threads.find((thread) => thread.id === child.id)?.status).toBe('idle');
   expect(threads).toHaveLength(2);
-  expect(await service.counters()).toMatchObject({ live: 1, total: 1 });
-
-  for (const workflowId of [
-    child.id,
-    service.rootThreadId,
-    child.conversationId,
-    relatedId('conversation', service.rootThreadId),
-  ])
-    expect([workflowId, await failedTasks(client, workflowId)]).toEqual([workflowId, []]);
   await service.shutdown();
 }, 180_000);
