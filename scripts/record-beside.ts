@@ -3,6 +3,7 @@
 import type { Client } from '@temporalio/client';
 import { recordApprovalPolicy } from './record-approval-policy';
 import { recordBudgets } from './record-budgets';
+import { recordCancelRequest } from './record-cancel-request';
 import { recordLiveOutput } from './record-live-output';
 import { holdsLiveOutput, type RunSelection } from './write-histories';
 
@@ -20,6 +21,8 @@ export const scenarios: Record<
   // The budget scenario again, attached with the `transcriptDelta` feature: its model-kernel threads'
   // calls carry only the transcript entries their worker does not keep yet.
   '--transcripts': { record: recordBudgets, prefix: 'transcriptDelta', selection: { takes: () => true } },
+  // Patch `cancelRequestStops`: Temporal's cancel request to agents and to the root run.
+  '--cancel': { record: recordCancelRequest, prefix: 'cancelRequestStops', selection: { takes: () => true } },
 };
 
 /**

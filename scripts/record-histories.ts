@@ -4,8 +4,8 @@
 // workflow run's history to test/fixtures/histories/v1-<name>.json; test/workflows/replay.test.ts
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
 // replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>`,
-// `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts) and `--budgets`
-// (record-budgets.ts) add runs beside them.
+// `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts), `--budgets`
+// (record-budgets.ts) and `--cancel` (record-cancel-request.ts) add runs beside them.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';

@@ -54,6 +54,7 @@ import { RunLifetime } from './run-lifetime';
 import { ThreadWatch } from './thread-watch';
 import { allowanceHolder, microUsdUnit, TokenAllowance } from './token-allowance';
 import { callBudget } from './call-budget';
+import { CancelRequest } from './cancel-request';
 import { patches } from './patches';
 import { ThreadUsage } from '../domain/usage';
 import { TaskBudget } from './task-budget';
@@ -282,7 +283,11 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   watch.register(authority);
   if (!resume) watch.record(thread);
 
-  const exit = await loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: () => lifetime.due });
+  const cancel = new CancelRequest();
+  const exit = await cancel.stopOn(
+    () => loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: () => lifetime.due }),
+    () => ((closedAs = 'cancelled'), 'stopped' as const),
+  );
   if (exit === 'continue-as-new') {
     await lifetime.ripen();
     lifetime.releasing = true;
@@ -307,19 +312,21 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     };
     return await continueAsNew<typeof agentWorkflow>(carried);
   }
-  const status = closedAs ?? 'completed';
-  setStatus(status, exit === 'idle-timeout' ? 'idle timeout reached' : 'closed');
-  // Whatever a background refill still brings in is given back too.
-  await condition(() => outgoing.size === 0);
-  report({
-    type: 'thread-end',
-    threadId: thread.id,
-    status,
-    at: thread.updatedAt,
-    ...(allowance.unused > 0 ? { unusedTokens: allowance.unused } : {}),
-    ...(costAllowance && costAllowance.unused > 0 ? { unusedMicroUsd: costAllowance.unused } : {}),
+  return await cancel.end(async () => {
+    const status = closedAs ?? 'completed';
+    setStatus(status, exit === 'idle-timeout' ? 'idle timeout reached' : 'closed');
+    // Whatever a background refill still brings in is given back too.
+    await condition(() => outgoing.size === 0);
+    report({
+      type: 'thread-end',
+      threadId: thread.id,
+      status,
+      at: thread.updatedAt,
+      ...(allowance.unused > 0 ? { unusedTokens: allowance.unused } : {}),
+      ...(costAllowance && costAllowance.unused > 0 ? { unusedMicroUsd: costAllowance.unused } : {}),
+    });
+    conversation.publish({ type: 'status', event: 'thread-end', threadId: thread.id, detail: status });
+    await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
+    return thread;
   });
-  conversation.publish({ type: 'status', event: 'thread-end', threadId: thread.id, detail: status });
-  await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
-  return thread;
 }

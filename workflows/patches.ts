@@ -59,4 +59,13 @@ export const patches = {
    * micro-dollars (a budget in dollars, which came later) always gives back.
    */
   refusedCallGivesBack: 'refusedCallGivesBack',
+  /**
+   * SPEC S3.5, S4.8: a cancel request from Temporal (the Web UI's Cancel, `temporal workflow cancel`,
+   * a client's `handle.cancel()`) stops a root run as `shutdown` does and an agent as `close` does: its
+   * thread is reported cancelled (the root frees its slot), its conversation says so, and the run then
+   * ends as cancelled. Before it, the request tore the workflow down where it stood: the root kept an
+   * agent listed and counted live, and a root's sub-agents and conversations ran on. Asked only on that
+   * path (workflows/cancel-request.ts).
+   */
+  cancelRequestStops: 'cancelRequestStops',
 } as const satisfies Readonly<Record<string, string>>;

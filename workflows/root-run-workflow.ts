@@ -49,6 +49,7 @@ import { ThreadOperations } from './thread-operations';
 import { ThreadWatch } from './thread-watch';
 import { TaskBudget } from './task-budget';
 import { PollSlots } from './poll-slots';
+import { CancelRequest } from './cancel-request';
 import { fittedAnswer, fittedThreads } from '../domain/answer-bounds';
 
 /**
@@ -281,8 +282,12 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   showStatus();
 
   const pastHistoryLimit = () => host.lifetime.due;
+  const cancel = new CancelRequest();
   for (;;) {
-    const exit = await loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit });
+    const exit = await cancel.stopOn(
+      () => loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit }),
+      () => ((ending ??= 'cancelled'), 'stopped' as const),
+    );
     if (exit === 'continue-as-new') {
       await host.lifetime.ripen();
       host.lifetime.releasing = true;
@@ -306,16 +311,18 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     // Idle and alone for the idle timeout, the root completes; with live sub-agents it stays for more turns.
     if (exit === 'stopped' || state.counters.live === 0) break;
   }
-  const report = await host.shutdown();
-  state.threadEnded(state.rootId, ending ?? 'completed', new Date().toISOString(), true);
-  showStatus();
-  conversation.publish({
-    type: 'status',
-    event: 'thread-end',
-    threadId: state.rootId,
-    detail: state.root.status,
+  return await cancel.end(async () => {
+    const report = await host.shutdown();
+    state.threadEnded(state.rootId, ending ?? 'completed', new Date().toISOString(), true);
+    showStatus();
+    conversation.publish({
+      type: 'status',
+      event: 'thread-end',
+      threadId: state.rootId,
+      detail: state.root.status,
+    });
+    await host.drain();
+    await condition(() => allHandlersFinished() && conversation.idle);
+    return { root: state.root, shutdown: report };
   });
-  await host.drain();
-  await condition(() => allHandlersFinished() && conversation.idle);
-  return { root: state.root, shutdown: report };
 }

@@ -1,5 +1,6 @@
 import {
   CancellationScope,
+  ChildWorkflowCancellationType,
   condition,
   isCancellation,
   getExternalWorkflowHandle,
@@ -123,6 +124,9 @@ export class ThreadConversation {
           workflowId: this.conversationId,
           taskQueue: this.thread().taskQueue,
           parentClosePolicy: ParentClosePolicy.ABANDON,
+          // The backlog outlives the thread (SPEC S5.2): a cancel request to the thread stops the thread
+          // (workflows/cancel-request.ts), and is not passed on to its conversation.
+          cancellationType: ChildWorkflowCancellationType.ABANDON,
           args: [
             {
               protocolVersion: 1,
