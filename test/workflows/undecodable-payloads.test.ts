@@ -4,11 +4,12 @@
 // decoding a signal's arguments inside the workflow task, which failed that task on every attempt:
 // the agent was wedged for good. With ours, each such payload reads as a value every handler refuses:
 // the updates are refused with a KitError kind, the signals change nothing, no task fails, and the tree
-// still works.
+// still works. A workflow of ours started with such an input fails as Protocol.
 import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../domain/errors';
+import { failedTasks } from '../helpers/task-answers';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 import { expectTreeUnharmed, handlersOf, treeWithIdleChild } from '../helpers/workflow-handlers';
 
@@ -88,3 +89,31 @@ test('undecodable payloads to every signal, update and query of a tree are refus
   await expectTreeUnharmed(client, tree);
   await tree.service.shutdown();
 }, 300_000);
+
+test('a workflow of ours started with an input that cannot be decoded fails as Protocol, without a failed task', async () => {
+  const client = temporal.client;
+  const types = ['agentWorkflow', 'rootRunWorkflow', 'conversationWorkflow', 'conversationPageWorkflow'];
+  for (const type of types) {
+    const workflowId = `undecodable-${type}-${randomUUID()}`;
+    await client.workflowService.startWorkflowExecution({
+      namespace: client.options.namespace,
+      workflowId,
+      workflowType: { name: type },
+      taskQueue: { name: taskQueue },
+      input: { payloads: [undecodable[0]!] },
+      identity: 'raw',
+      requestId: randomUUID(),
+    });
+    const handle = client.workflow.getHandle(workflowId);
+    await handle.result().catch(() => undefined);
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    const failure = events.find((event) => event.workflowExecutionFailedEventAttributes)
+      ?.workflowExecutionFailedEventAttributes?.failure;
+    expect([type, failure?.applicationFailureInfo?.type, failedTasks(events)]).toEqual([
+      type,
+      ErrorKind.Protocol,
+      [],
+    ]);
+  }
+});
