@@ -46,8 +46,11 @@ export const untracedBundleOptions = {
   payloadConverterPath,
 };
 
-const prebuilt = (file: string): string | undefined =>
-  ((path) => (existsSync(path) ? path : undefined))(join(__dirname, '..', file));
+/** `dist/<file>` of the installed package, or undefined when running from sources (no build). */
+function prebuilt(file: string): string | undefined {
+  const path = join(__dirname, '..', file);
+  return existsSync(path) ? path : undefined;
+}
 
 /**
  * The workflow bundle built with {@link bundleOptions} when the package was built

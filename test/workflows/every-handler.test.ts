@@ -133,8 +133,7 @@ test('every update, signal and query of a tree, given junk by a raw client, refu
             args,
             30_000,
           );
-          if (outcome !== 'refused')
-            wrong.push(`${workflowId} update ${name}(${describe(args)}): ${outcome}`);
+          if (outcome !== 'refused') wrong.push(`${workflowId} update ${name}(${shown(args)}): ${outcome}`);
         }),
     );
     await inParallel(calls, 8);
@@ -167,7 +166,8 @@ async function inParallel(calls: (() => Promise<void>)[], width: number): Promis
   await Promise.all(Array.from({ length: width }, lane));
 }
 
-const describe = (args: unknown[]) =>
+/** The arguments as a line of the failure list (long strings by their length). */
+const shown = (args: unknown[]) =>
   args
     .map((arg) =>
       typeof arg === 'string' && arg.length > 100
