@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { recordApprovalPolicy } from './record-approval-policy';
 import { recordBudgets } from './record-budgets';
 import { recordCancelRequest } from './record-cancel-request';
+import { recordCancelWhileEnding } from './record-cancel-while-ending';
 import { recordLiveOutput } from './record-live-output';
 import { holdsLiveOutput, type RunSelection } from './write-histories';
 
@@ -23,6 +24,12 @@ export const scenarios: Record<
   '--transcripts': { record: recordBudgets, prefix: 'transcriptDelta', selection: { takes: () => true } },
   // Patch `cancelRequestStops`: Temporal's cancel request to agents and to the root run.
   '--cancel': { record: recordCancelRequest, prefix: 'cancelRequestStops', selection: { takes: () => true } },
+  // Patch `cancelWhileEnding`: a cancel request while an agent or a root run ends by itself.
+  '--cancel-ending': {
+    record: recordCancelWhileEnding,
+    prefix: 'cancelWhileEnding',
+    selection: { takes: () => true },
+  },
 };
 
 /**

@@ -68,4 +68,13 @@ export const patches = {
    * path (workflows/cancel-request.ts).
    */
   cancelRequestStops: 'cancelRequestStops',
+  /**
+   * SPEC S3.5: a cancel request that comes while a workflow is ending by itself (a close, a shutdown, an
+   * idle timeout) lets the ending finish, then the run ends as cancelled. Before it, the request tore the
+   * ending down: an agent closed by its root run — which sends the close signal and Temporal's cancel
+   * request to each sub-agent at once, often landing in one task — ended without reporting its end, so
+   * the root waited out its shutdown grace period (60 s by default) for it; a root cancelled during its
+   * shutdown never answered the shutdown's caller. Asked only on that path (workflows/cancel-request.ts).
+   */
+  cancelWhileEnding: 'cancelWhileEnding',
 } as const satisfies Readonly<Record<string, string>>;

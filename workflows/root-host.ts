@@ -51,6 +51,8 @@ export class RootHost {
     private readonly root: {
       interrupt(): { cancellationRequested: boolean; interruptedTurn?: number };
       stop(): void;
+      /** Runs what the run's ending waits for out of a cancel request's reach (workflows/cancel-request.ts). */
+      shield<Result>(work: () => Promise<Result>): Promise<Result>;
       /** The root turn whose kernel may use root controls; older contexts are stale (SPEC S3.8). */
       currentTurn(): number;
       /** A child of the root was spawned (SPEC S5.1: a status in the root's conversation). */
@@ -198,10 +200,10 @@ export class RootHost {
     if (!this.shutdownDone) {
       this.root.stop();
       this.stopThreads(this.state.beginShutdown(new Date().toISOString()));
-      this.shutdownDone = (async () => {
+      this.shutdownDone = this.root.shield(async () => {
         await condition(() => this.state.unconfirmed().length === 0, this.options.shutdownGraceMs);
         return this.state.finishShutdown(new Date().toISOString());
-      })();
+      });
     }
     return this.shutdownDone;
   }

@@ -105,10 +105,12 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         budget: answers,
       })
     : undefined;
+  const cancel = new CancelRequest();
   const host: RootHost = new RootHost(
     state,
     {
       interrupt: () => loop.interrupt(),
+      shield: (work) => cancel.shield(work),
       stop: () => loop.stop(),
       currentTurn: () => loop.state.turn,
       spawned: (thread) =>
@@ -282,7 +284,6 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   showStatus();
 
   const pastHistoryLimit = () => host.lifetime.due;
-  const cancel = new CancelRequest();
   for (;;) {
     const exit = await cancel.stopOn(
       () => loop.run({ idleTimeoutMs: state.grant.idleTimeoutMs, pause: pastHistoryLimit }),

@@ -28,3 +28,11 @@ export interface HistoryFixture {
   workflowType: string;
   history: unknown;
 }
+
+/** The patch ids a run's markers record (what `patched()` answered true to). */
+export function patchesOf(events: readonly temporal.api.history.v1.IHistoryEvent[]): string[] {
+  return events.flatMap((event) => {
+    const data = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id] : [];
+  });
+}

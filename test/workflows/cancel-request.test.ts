@@ -2,11 +2,14 @@
 // workflow cancel`, a raw client's `handle.cancel()` — stops an agent as `close` does and a root run as
 // `shutdown` does. Before, it tore the workflow down where it stood: the root kept a cancelled agent
 // listed idle and counted live (its slot never came back), and a cancelled root left its sub-agents and
-// conversations running.
+// conversations running. A request that comes while the workflow ends by itself lets the ending finish
+// (patch `cancelWhileEnding`).
 import { Worker } from '@temporalio/worker';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { ConversationNotification } from '../../domain/schemas';
+import type { ConversationId } from '../../domain/ids';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import type { ThreadService } from '../../client/thread-service';
 import {
   connectTestTemporal,
   uniqueTaskQueue,
@@ -14,6 +17,7 @@ import {
   type TestTemporal,
 } from '../helpers/temporal';
 import { failedTasks } from '../helpers/task-answers';
+import { patchesOf } from '../helpers/histories';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('cancel-request');
@@ -30,7 +34,7 @@ const idleAgent = (name: string) => ({
 });
 
 /** How Temporal records a workflow's end, and that none of its tasks failed. */
-async function closed(workflowId: string) {
+async function closed(workflowId: string, patch?: string) {
   const handle = temporal.client.workflow.getHandle(workflowId);
   const status = await eventually(
     async () => (await handle.describe()).status.name,
@@ -39,9 +43,29 @@ async function closed(workflowId: string) {
   );
   const history = await handle.fetchHistory();
   expect([workflowId, failedTasks(history.events ?? [])]).toEqual([workflowId, []]);
+  if (patch) expect(patchesOf(history.events ?? [])).toContain(patch);
   // The new path replays as it ran.
   await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, history, workflowId);
   return status;
+}
+
+const openConversation = (service: ThreadService, conversationId: ConversationId) =>
+  ConversationNotificationReceiver.open(temporal.client, conversationId, {
+    taskQueue,
+    capability: service.rootCapability,
+    pollWaitMs: 1_000,
+  });
+
+/** The thread's end as its conversation tells it (undefined if the backlog ends without one). */
+async function threadEnd(receiver: ConversationNotificationReceiver) {
+  const seen: ConversationNotification[] = [];
+  for (;;) {
+    const item = await receiver.recv();
+    if (!item) break;
+    seen.push(item);
+    if (item.body.type === 'status' && item.body.event === 'thread-end') break;
+  }
+  return seen.at(-1)?.body;
 }
 
 test('a cancel request stops an agent as close does, and a root run as shutdown does', async () => {
@@ -53,11 +77,7 @@ test('a cancel request stops an agent as close does, and a root run as shutdown 
   const second = await root.spawn(idleAgent('second'));
   await untilTurns(service, first.id, 1);
   await untilTurns(service, second.id, 1);
-  const receiver = await ConversationNotificationReceiver.open(temporal.client, first.conversationId, {
-    taskQueue,
-    capability: service.rootCapability,
-    pollWaitMs: 1_000,
-  });
+  const receiver = await openConversation(service, first.conversationId);
 
   // An operator cancels one agent from outside agents-kit.
   await temporal.client.workflow.getHandle(first.id).cancel();
@@ -70,14 +90,11 @@ test('a cancel request stops an agent as close does, and a root run as shutdown 
   expect(listed?.status).toBe('cancelled');
   expect(await service.counters()).toMatchObject({ live: 1, total: 2 });
   // Its conversation says so, as after a close.
-  const seen: ConversationNotification[] = [];
-  for (;;) {
-    const item = await receiver.recv();
-    if (!item) break;
-    seen.push(item);
-    if (item.body.type === 'status' && item.body.event === 'thread-end') break;
-  }
-  expect(seen.at(-1)?.body).toMatchObject({ type: 'status', event: 'thread-end', detail: 'cancelled' });
+  expect(await threadEnd(receiver)).toMatchObject({
+    type: 'status',
+    event: 'thread-end',
+    detail: 'cancelled',
+  });
   // Its slot came back: a third agent fits under maxConcurrent 2.
   const third = await root.spawn(idleAgent('third'));
   await untilTurns(service, third.id, 1);
@@ -122,3 +139,70 @@ test('a cancel request mid-turn, while the agent waits for an answer, ends its t
   expect(await service.counters()).toMatchObject({ live: 0, total: 1 });
   await service.shutdown();
 }, 120_000);
+
+/** Waits until a workflow's history holds an event its `text` names (a signal's name, say). */
+const untilHistoryHolds = (workflowId: string, text: string) =>
+  eventually(
+    async () => JSON.stringify((await temporal.client.workflow.getHandle(workflowId).fetchHistory()).events),
+    (events) => events.includes(text),
+    `${workflowId}'s history to hold ${text}`,
+  );
+
+test('a close and a cancel request in one task: the agent still reports its end, then ends as cancelled', async () => {
+  // The agent runs on a queue whose worker the test stops, so both land before its next task.
+  const laterQueue = uniqueTaskQueue('cancel-later');
+  const first = await temporal.startWorker({ taskQueue: laterQueue });
+  const service = await attachRun(temporal.client, taskQueue, {
+    shutdownGraceMs: 60_000,
+    grant: { owner: 'tests', remoteTargets: { later: { taskQueue: laterQueue } } },
+  });
+  const root = service.rootControls();
+  const agent = await root.spawnRemote({ target: 'later', ...idleAgent('closed-twice') });
+  await untilTurns(service, agent.id, 1);
+  const receiver = await openConversation(service, agent.conversationId);
+  first.shutdown();
+  await eventually(
+    async () => first.getState(),
+    (state) => state === 'STOPPED',
+    'the worker to stop',
+  );
+
+  await root.close(agent.id);
+  await untilHistoryHolds(agent.id, '"signalName":"close-thread"');
+  await temporal.client.workflow.getHandle(agent.id).cancel();
+  await untilHistoryHolds(agent.id, 'EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED');
+  await temporal.startWorker({ taskQueue: laterQueue });
+
+  expect(await closed(agent.id, 'cancelWhileEnding')).toBe('CANCELLED');
+  expect(await threadEnd(receiver)).toMatchObject({
+    type: 'status',
+    event: 'thread-end',
+    detail: 'cancelled',
+  });
+  // It reported its end: the root's shutdown confirms it at once, not after its grace period.
+  const report = await service.shutdown();
+  expect(report).toMatchObject({ cancelled: [agent.id], unconfirmed: [] });
+}, 240_000);
+
+test('a cancel request during a shutdown lets it finish: the caller gets its report, the run ends as cancelled', async () => {
+  const nowhere = uniqueTaskQueue('no-worker');
+  const service = await attachRun(temporal.client, taskQueue, {
+    shutdownGraceMs: 8_000,
+    grant: { owner: 'tests', remoteTargets: { void: { taskQueue: nowhere } } },
+  });
+  const root = service.rootControls();
+  // A sub-agent no worker runs: the shutdown waits out its grace period for it.
+  const lost = await root.spawnRemote({ target: 'void', task: 'never runs' });
+  const fine = await root.spawn(idleAgent('fine'));
+  await untilTurns(service, fine.id, 1);
+  const rootThread = (await root.loadThread(service.rootThreadId))!;
+  const receiver = await openConversation(service, rootThread.conversationId);
+
+  const shutdown = service.shutdown();
+  await untilHistoryHolds(service.rootThreadId, '"signalName":"close-thread"');
+  await temporal.client.workflow.getHandle(service.rootThreadId).cancel();
+  expect(await shutdown).toMatchObject({ cancelled: [fine.id], unconfirmed: [lost.id], failed: [] });
+  expect(await closed(service.rootThreadId, 'cancelWhileEnding')).toBe('CANCELLED');
+  expect(await threadEnd(receiver)).toMatchObject({ type: 'status', event: 'thread-end' });
+  await temporal.client.workflow.getHandle(lost.id).terminate('test cleanup');
+}, 240_000);
