@@ -54,6 +54,24 @@ export class RunShutdown {
     return this.registry.cancelSubtree(target, at);
   }
 
+  /** The live threads below `threadId` (not itself). */
+  liveBelow(threadId: string): ThreadRecord[] {
+    return this.registry
+      .all()
+      .filter(
+        (record) =>
+          record.thread.id !== threadId &&
+          !isTerminal(record.thread.status) &&
+          this.registry.isSelfOrAncestor(threadId, record.thread.id),
+      );
+  }
+
+  /** SPEC S4.8: marks the live threads below `threadId` cancelled, as its close would; returns them. */
+  closeBelow(threadId: string, at: string): ThreadRecord[] {
+    const below = new Set(this.liveBelow(threadId));
+    return this.registry.cancelLive((record) => below.has(record), at);
+  }
+
   /** SPEC S3.5: marks every live sub-agent cancelled; returns the threads to stop. */
   begin(at: string): ThreadRecord[] {
     return this.registry.cancelLive((record) => record.thread.id !== this.registry.rootId, at);

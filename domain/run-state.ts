@@ -314,6 +314,16 @@ export class RootRunState {
     return this.stopping.closeSubtree(scope, threadId, at);
   }
 
+  /** The live threads below `threadId`. */
+  liveBelow(threadId: string): ThreadRecord[] {
+    return this.stopping.liveBelow(threadId);
+  }
+
+  /** Marks the live threads below `threadId` cancelled (it ended by itself); returns the threads to stop. */
+  closeBelow(threadId: string, at: string): ThreadRecord[] {
+    return this.stopping.closeBelow(threadId, at);
+  }
+
   /** SPEC S3.5: closes admission and marks every live sub-agent cancelled; returns the threads to stop. */
   beginShutdown(at: string): ThreadRecord[] {
     this.admission.close();

@@ -5,6 +5,7 @@ import { recordApprovalPolicy } from './record-approval-policy';
 import { recordBudgets } from './record-budgets';
 import { recordCancelRequest } from './record-cancel-request';
 import { recordCancelWhileEnding } from './record-cancel-while-ending';
+import { recordCancelClosesSubtree } from './record-cancel-subtree';
 import { recordLiveOutput } from './record-live-output';
 import { holdsLiveOutput, type RunSelection } from './write-histories';
 
@@ -28,6 +29,12 @@ export const scenarios: Record<
   '--cancel-ending': {
     record: recordCancelWhileEnding,
     prefix: 'cancelWhileEnding',
+    selection: { takes: () => true },
+  },
+  // Patch `cancelClosesSubtree`: an agent with a live sub-agent cancelled from outside.
+  '--cancel-subtree': {
+    record: recordCancelClosesSubtree,
+    prefix: 'cancelClosesSubtree',
     selection: { takes: () => true },
   },
 };

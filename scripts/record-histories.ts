@@ -5,8 +5,8 @@
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
 // replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>`,
 // `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts), `--budgets`
-// (record-budgets.ts) and `--cancel` (record-cancel-request.ts) and `--cancel-ending` (record-cancel-while-ending.ts) add runs
-// beside them.
+// (record-budgets.ts), `--cancel` (record-cancel-request.ts), `--cancel-ending` and `--cancel-subtree`
+// (record-cancel-while-ending.ts, record-cancel-subtree.ts) add runs beside them.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';

@@ -77,4 +77,11 @@ export const patches = {
    * shutdown never answered the shutdown's caller. Asked only on that path (workflows/cancel-request.ts).
    */
   cancelWhileEnding: 'cancelWhileEnding',
+  /**
+   * SPEC S4.8: an agent stopped by Temporal's cancel request (`cancelRequestStops`) takes its live
+   * sub-agents with it, as a close does: when its end reaches the root run, the root closes the threads
+   * below it. Before it, they ran on under an ended parent, still counted live. Asked only when the
+   * cancelled agent has live sub-agents (workflows/root-host.ts `closeBelow`).
+   */
+  cancelClosesSubtree: 'cancelClosesSubtree',
 } as const satisfies Readonly<Record<string, string>>;

@@ -212,7 +212,8 @@ export class RootHost {
     return this.shutdownDone !== undefined || this.state.shutdown !== undefined;
   }
 
-  private stopThreads(records: ThreadRecord[]): void {
+  /** Closes the threads' workflows (their records are marked already). */
+  stopThreads(records: ThreadRecord[]): void {
     for (const record of records) this.perform({ type: 'close', threadId: record.thread.id });
   }
 

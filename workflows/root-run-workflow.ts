@@ -3,6 +3,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -50,6 +51,7 @@ import { ThreadWatch } from './thread-watch';
 import { TaskBudget } from './task-budget';
 import { PollSlots } from './poll-slots';
 import { CancelRequest } from './cancel-request';
+import { patches } from './patches';
 import { fittedAnswer, fittedThreads } from '../domain/answer-bounds';
 
 /**
@@ -277,7 +279,14 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       log.warn('dropped a thread event without a valid proof of its thread', { rootId: state.rootId });
       return;
     }
-    state.applyEvent(report.data.event);
+    const event = report.data.event;
+    const wasLive = !isTerminal(state.record(event.threadId)?.thread.status ?? 'completed');
+    state.applyEvent(event);
+    // SPEC S4.8: ended cancelled while still live here (Temporal's cancel request, not a close of ours),
+    // it takes its live subtree with it, as a close does.
+    const orphans = event.type === 'thread-end' && event.status === 'cancelled' && wasLive;
+    if (orphans && state.liveBelow(event.threadId).length > 0 && patched(patches.cancelClosesSubtree))
+      host.stopThreads(state.closeBelow(event.threadId, new Date().toISOString()));
     showStatus();
   });
   watch.register(authority);

@@ -98,7 +98,32 @@ export function step(state: RootRunState, model: Model, command: Command): RootR
       const target = model.threads.length > 1 ? at(model.threads.slice(1), command.thread) : undefined;
       const before = JSON.stringify(state.snapshot());
       state.threadEnded(target?.id ?? `thread_${hex(model.nextId++, 'b')}`, command.status, now, true);
-      if (!target || target.terminal) expect(JSON.stringify(state.snapshot())).toBe(before);
+      // An end event of a thread ended already changes nothing but confirm it (a close marks it first).
+      if (!target || target.terminal)
+        expect(JSON.stringify(state.snapshot())).toBe(confirmed(before, target?.id));
+      // Cancelled by itself (Temporal's cancel request): the root run closes its live subtree.
+      if (target && !target.terminal && command.status === 'cancelled') {
+        const below = model.threads
+          .filter(
+            (thread) =>
+              thread !== target && !thread.terminal && isSelfOrAncestor(model, target.id, thread.id),
+          )
+          .map((thread) => thread.id)
+          .sort();
+        expect(
+          state
+            .liveBelow(target.id)
+            .map((record) => record.thread.id)
+            .sort(),
+        ).toEqual(below);
+        expect(
+          state
+            .closeBelow(target.id, now)
+            .map((record) => record.thread.id)
+            .sort(),
+        ).toEqual(below);
+        for (const thread of model.threads) if (below.includes(thread.id)) thread.terminal = true;
+      }
       if (target) target.terminal = true;
       return state;
     }
@@ -191,4 +216,11 @@ export function step(state: RootRunState, model: Model, command: Command): RootR
       return next;
     }
   }
+}
+
+/** A snapshot (as JSON) with `threadId`'s end confirmed. */
+function confirmed(snapshot: string, threadId: string | undefined): string {
+  const parsed = JSON.parse(snapshot) as { records: { thread: { id: string }; ended: boolean }[] };
+  for (const record of parsed.records) if (record.thread.id === threadId) record.ended = true;
+  return JSON.stringify(parsed);
 }

@@ -74,3 +74,33 @@ export async function untilTurns(
     timeoutMs,
   );
 }
+
+/** A sub-agent `lead` whose first turn spawns `helper`; both have answered once, and wait. */
+export async function leadWithHelper(
+  service: ThreadService,
+): Promise<{ lead: AgentThread; helper: AgentThread }> {
+  const root = service.rootControls();
+  const reply = { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'done' }]] };
+  const lead = await root.spawn({
+    name: 'lead',
+    task: 'delegate, then wait',
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [
+          { type: 'spawn', request: { name: 'helper', task: 'answer once, then wait', kernel: reply } },
+          { type: 'reply', text: 'delegated' },
+        ],
+      ],
+    },
+  });
+  const threads = await eventually(
+    () => root.listThreads(),
+    (listed) => listed.some((thread) => thread.name === 'helper'),
+    'the helper to be spawned',
+  );
+  const helper = threads.find((thread) => thread.name === 'helper')!;
+  await untilTurns(service, lead.id, 1);
+  await untilTurns(service, helper.id, 1);
+  return { lead, helper };
+}

@@ -8,7 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { ConversationNotification } from '../../domain/schemas';
 import type { ConversationId } from '../../domain/ids';
-import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import { attachRun, eventually, leadWithHelper, untilTurns } from '../helpers/runs';
 import type { ThreadService } from '../../client/thread-service';
 import {
   connectTestTemporal,
@@ -206,3 +206,30 @@ test('a cancel request during a shutdown lets it finish: the caller gets its rep
   expect(await threadEnd(receiver)).toMatchObject({ type: 'status', event: 'thread-end' });
   await temporal.client.workflow.getHandle(lost.id).terminate('test cleanup');
 }, 240_000);
+
+test('an agent cancelled from outside takes its live sub-agents with it, as a close does', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const root = service.rootControls();
+  const { lead, helper } = await leadWithHelper(service);
+
+  await temporal.client.workflow.getHandle(lead.id).cancel();
+  expect(await closed(lead.id)).toBe('CANCELLED');
+  // The helper's workflow is closed by the root, as under a close of the lead.
+  expect(await closed(helper.id)).toBe('COMPLETED');
+  const listed = await eventually(
+    () => root.listThreads(),
+    (threads) =>
+      threads.every((thread) => thread.id === service.rootThreadId || thread.status === 'cancelled'),
+    'the root to list both cancelled',
+  );
+  expect(listed.map((thread) => [thread.name, thread.status])).toEqual([
+    ['root', expect.any(String)],
+    ['lead', 'cancelled'],
+    ['helper', 'cancelled'],
+  ]);
+  expect(await service.counters()).toMatchObject({ live: 0, total: 2 });
+  expect(
+    patchesOf((await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory()).events ?? []),
+  ).toContain('cancelClosesSubtree');
+  await service.shutdown();
+}, 120_000);
