@@ -5,7 +5,7 @@ import { recordApprovalPolicy } from './record-approval-policy';
 import { recordBudgets } from './record-budgets';
 import { recordCancelRequest } from './record-cancel-request';
 import { recordCancelWhileEnding } from './record-cancel-while-ending';
-import { recordCancelClosesSubtree } from './record-cancel-subtree';
+import { recordCancelClosesSubtree, recordChildCloseEnds } from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
 import { holdsLiveOutput, type RunSelection } from './write-histories';
 
@@ -35,6 +35,12 @@ export const scenarios: Record<
   '--cancel-subtree': {
     record: recordCancelClosesSubtree,
     prefix: 'cancelClosesSubtree',
+    selection: { takes: () => true },
+  },
+  // Patch `childCloseEnds`: an agent's workflow terminated from outside.
+  '--child-close': {
+    record: recordChildCloseEnds,
+    prefix: 'childCloseEnds',
     selection: { takes: () => true },
   },
 };

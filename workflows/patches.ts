@@ -84,4 +84,13 @@ export const patches = {
    * cancelled agent has live sub-agents (workflows/root-host.ts `closeBelow`).
    */
   cancelClosesSubtree: 'cancelClosesSubtree',
+  /**
+   * A sub-agent whose workflow closed without reporting its end (terminated from the UI or CLI, timed
+   * out, failed) is ended by the root run as Temporal closed it (`failed`, `cancelled`, or the status the
+   * workflow returned): its slot comes back and a shutdown does not wait for it. Before it, the root
+   * kept it live for good. Seen for sub-agents started by the root's current run (Temporal tells a
+   * parent, and a run that continued as new is no longer one). Asked only on that path
+   * (workflows/thread-starter.ts).
+   */
+  childCloseEnds: 'childCloseEnds',
 } as const satisfies Readonly<Record<string, string>>;

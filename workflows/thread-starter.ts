@@ -1,12 +1,13 @@
-import { condition, log, ParentClosePolicy, startChild } from '@temporalio/workflow';
+import { condition, isCancellation, log, ParentClosePolicy, patched, startChild } from '@temporalio/workflow';
 import type { ApprovalPolicy } from '../domain/approval-policy';
 import { jsonBytes, utf8Length } from '../domain/bytes';
 import { clipToBytes } from '../domain/carry-bounds';
 import type { ThreadId } from '../domain/ids';
-import type { AgentSpec, AgentThread } from '../domain/schemas';
+import { isTerminal, type AgentSpec, type AgentThread, type ThreadStatus } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
 import type { RootRunState } from '../domain/run-state';
 import { agentWorkflow } from './agent-workflow';
+import { patches } from './patches';
 import { usesModelKernel } from './kernels';
 import { microUsdUnit, tokenUnit, type AllowanceUnit } from './token-allowance';
 import type { TaskBudget } from './task-budget';
@@ -54,6 +55,8 @@ export class ThreadStarter {
       /** The server has the thread's workflow: its first turn has started. */
       started(thread: AgentThread): void;
       failed(thread: AgentThread, error: unknown): void;
+      /** Its workflow closed, with the thread's end as the workflow said it or as Temporal did. */
+      closed(thread: AgentThread, status: ThreadStatus): void;
     },
     /** What the workflow's task may still send (SPEC S3.10: a start is one of the largest commands). */
     private readonly budget?: TaskBudget,
@@ -81,7 +84,7 @@ export class ThreadStarter {
     try {
       const later = this.budget?.take(bytes);
       if (later) await later;
-      await startChild(agentWorkflow, {
+      const child = await startChild(agentWorkflow, {
         workflowId: thread.id,
         taskQueue: thread.taskQueue,
         // Threads outlive the root run's current execution (continue-as-new); the root closes them itself.
@@ -100,6 +103,11 @@ export class ThreadStarter {
         staticDetails,
       });
       this.events.started(thread);
+      // A terminated, timed-out or failed workflow reports no end of its own: Temporal's close says it.
+      void child.result().then(
+        (ended) => this.events.closed(thread, isTerminal(ended?.status) ? ended.status : 'completed'),
+        (error: unknown) => this.events.closed(thread, isCancellation(error) ? 'cancelled' : 'failed'),
+      );
     } catch (error) {
       log.error('sub-agent failed to start', { threadId: thread.id, error: String(error) });
       this.events.failed(thread, error);
@@ -144,6 +152,12 @@ export function rootThreadStarter(
         state.threadEnded(thread.id, 'failed', new Date().toISOString(), true);
         state.refund(thread.id, Number.MAX_SAFE_INTEGER);
         state.refund(thread.id, Number.MAX_SAFE_INTEGER, 'microUsd');
+      },
+      // Its end not reported (its workflow terminated, say): the root ends it as Temporal closed it, so
+      // its slot comes back and a shutdown does not wait for it. What it held stays spent: unknown.
+      closed: (thread, status) => {
+        if (state.record(thread.id)?.ended !== false || !patched(patches.childCloseEnds)) return;
+        state.threadEnded(thread.id, status, new Date().toISOString(), true);
       },
     },
     budget,

@@ -3,7 +3,8 @@
 // `shutdown` does. Before, it tore the workflow down where it stood: the root kept a cancelled agent
 // listed idle and counted live (its slot never came back), and a cancelled root left its sub-agents and
 // conversations running. A request that comes while the workflow ends by itself lets the ending finish
-// (patch `cancelWhileEnding`).
+// (patch `cancelWhileEnding`). A cancelled agent's live sub-agents are closed with it
+// (`cancelClosesSubtree`), and an agent terminated from outside is ended by the root (`childCloseEnds`).
 import { Worker } from '@temporalio/worker';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { ConversationNotification } from '../../domain/schemas';
@@ -232,4 +233,28 @@ test('an agent cancelled from outside takes its live sub-agents with it, as a cl
     patchesOf((await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory()).events ?? []),
   ).toContain('cancelClosesSubtree');
   await service.shutdown();
+}, 120_000);
+
+test('an agent terminated from outside is ended by the root as failed: its slot comes back', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    shutdownGraceMs: 60_000,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 1 },
+  });
+  const root = service.rootControls();
+  const doomed = await root.spawn(idleAgent('doomed'));
+  await untilTurns(service, doomed.id, 1);
+  await temporal.client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
+  const listed = await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'failed',
+    'the root to list the terminated agent as failed',
+  );
+  expect(listed?.status).toBe('failed');
+  expect(await service.counters()).toMatchObject({ live: 0, total: 1 });
+  // Its slot came back (maxConcurrent 1), and a shutdown does not wait for it.
+  const next = await root.spawn(idleAgent('next'));
+  await untilTurns(service, next.id, 1);
+  expect(await service.shutdown()).toMatchObject({ cancelled: [next.id], unconfirmed: [] });
+  const history = await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory();
+  expect(patchesOf(history.events ?? [])).toContain('childCloseEnds');
 }, 120_000);

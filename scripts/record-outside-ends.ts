@@ -1,0 +1,41 @@
+// Two scenarios of scripts/record-histories.ts, agents ended from outside agents-kit. `--cancel-subtree`
+// (patch `cancelClosesSubtree`): an agent with a live sub-agent is cancelled (Temporal's cancel
+// request); when its end reaches the root run, the root closes the sub-agent, as a close of the agent
+// would have. `--child-close` (patch `childCloseEnds`): an agent's workflow is terminated; the root ends
+// it as failed when Temporal tells it the child closed.
+import type { Client } from '@temporalio/client';
+import { attachRun, eventually, leadWithHelper, untilTurns } from '../test/helpers/runs';
+
+const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
+
+export async function recordCancelClosesSubtree(client: Client, taskQueue: string): Promise<void> {
+  const service = await attachRun(client, taskQueue);
+  const { lead, helper } = await leadWithHelper(service);
+  await client.workflow.getHandle(lead.id).cancel();
+  const closed = await eventually(
+    async () => (await client.workflow.getHandle(helper.id).describe()).status.name,
+    (status) => status !== 'RUNNING',
+    'the helper to be closed',
+  );
+  log(`cancelled the lead; its helper: ${closed}`);
+  await service.shutdown();
+}
+
+export async function recordChildCloseEnds(client: Client, taskQueue: string): Promise<void> {
+  const service = await attachRun(client, taskQueue);
+  const root = service.rootControls();
+  const doomed = await root.spawn({
+    name: 'doomed',
+    task: 'answer once',
+    kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'done' }]] },
+  });
+  await untilTurns(service, doomed.id, 1);
+  await client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
+  const ended = await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'failed',
+    'the root to end the terminated agent',
+  );
+  log(`terminated an agent; the root lists it ${ended?.status}`);
+  await service.shutdown();
+}
