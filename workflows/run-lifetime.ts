@@ -70,7 +70,11 @@ export class RunLifetime {
       return true;
     }
     this.age = 'waiting';
-    void sleep(waitMs).then(() => (this.age = 'old-enough'));
+    // A cancel request cancels the timer: its rejection is handled here (an unhandled one fails the task).
+    void sleep(waitMs).then(
+      () => (this.age = 'old-enough'),
+      () => undefined,
+    );
     return false;
   }
 

@@ -16,6 +16,7 @@ import { mailboxQuery } from '../../domain/messages';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { runHistories } from '../helpers/scale';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { failedTasks } from '../helpers/task-answers';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('can-pace');
@@ -99,3 +100,26 @@ test('an agent kept busy by messages continues as new with no backoff, and its m
   expect((await backoffsOf(temporal.client, thread.id)).filter((backoff) => backoff > 1_000)).toEqual([]);
   await service.shutdown();
 }, 120_000);
+
+test('a cancel request while a run waits out its pacing timer ends it, without a failed task', async () => {
+  // Due after its first update and younger than the pacing interval: its timer runs when the request
+  // comes, and the timer's cancellation once failed the task (an unhandled rejection) until it fired.
+  const { conversationId } = newConversation();
+  started.push(conversationId);
+  const options = { taskQueue, settings: { continueAsNewAfterUpdates: 1 } };
+  await publishNotificationsWithReceipt(
+    temporal.client,
+    conversationId,
+    [{ body: messageBody('one') }],
+    options,
+  );
+  const handle = temporal.client.workflow.getHandle(conversationId);
+  await handle.cancel();
+  const status = await eventually(
+    async () => (await handle.describe()).status.name,
+    (name) => name !== 'RUNNING',
+    'the conversation to end',
+  );
+  expect(status).toBe('CANCELLED');
+  expect(failedTasks((await handle.fetchHistory()).events ?? [])).toEqual([]);
+}, 60_000);
