@@ -383,8 +383,10 @@ export class RootHost {
     return this.rootThread!.perform(request) as ControlResults[keyof ControlResults];
   }
 
+  /** A side effect never rejects into the workflow (an unhandled rejection fails its task). */
   private track(work: Promise<void>): void {
-    this.background.add(work);
-    void work.finally(() => this.background.delete(work));
+    const tracked = work.catch((error: unknown) => log.warn('side effect failed', { error: String(error) }));
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
   }
 }

@@ -79,7 +79,13 @@ export class ThreadStarter {
     const fits = () => this.inFlightBytes === 0 || this.inFlightBytes + bytes <= startBytesInFlight;
     // Checked again after each wake-up: every waiter's condition is evaluated before any of them goes
     // on, so several would see the same room (six 536 kB starts once went in one task, over 4 MiB).
-    while (!fits()) await condition(fits);
+    try {
+      // Cancelled here (the root run's cancel request) it never started: it fails as a start that did.
+      while (!fits()) await condition(fits);
+    } catch (error) {
+      this.events.failed(thread, error);
+      return;
+    }
     this.inFlightBytes += bytes;
     try {
       const later = this.budget?.take(bytes);

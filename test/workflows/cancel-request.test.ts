@@ -6,6 +6,7 @@
 // (patch `cancelWhileEnding`). A cancelled agent's live sub-agents are closed with it
 // (`cancelClosesSubtree`), and an agent terminated from outside is ended by the root (`childCloseEnds`).
 import { Worker } from '@temporalio/worker';
+import { temporal as temporalProto } from '@temporalio/proto';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { ConversationNotification } from '../../domain/schemas';
 import type { ConversationId } from '../../domain/ids';
@@ -17,7 +18,10 @@ import {
   workflowBundlePath,
   type TestTemporal,
 } from '../helpers/temporal';
-import { failedTasks } from '../helpers/task-answers';
+import { failedTasks, Stage, updateStage } from '../helpers/task-answers';
+import { randomUUID } from 'node:crypto';
+import { spawnUpdate } from '../../domain/messages';
+import { newId } from '../../domain/ids';
 import { patchesOf } from '../helpers/histories';
 
 let temporal: TestTemporal;
@@ -41,7 +45,18 @@ async function closed(workflowId: string, patch?: string) {
     async () => (await handle.describe()).status.name,
     (name) => name !== 'RUNNING',
     `${workflowId} to close`,
-  );
+  ).catch(async (error: unknown) => {
+    // What it was doing, for a failure seen only in CI.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const last = events
+      .slice(-12)
+      .map((event) =>
+        String(temporalProto.api.enums.v1.EventType[event.eventType ?? 0]).replace('EVENT_TYPE_', ''),
+      );
+    throw new Error(
+      `${String(error)}; failed tasks ${JSON.stringify(failedTasks(events))}; last events ${last.join(' ')}`,
+    );
+  });
   const history = await handle.fetchHistory();
   expect([workflowId, failedTasks(history.events ?? [])]).toEqual([workflowId, []]);
   if (patch) expect(patchesOf(history.events ?? [])).toContain(patch);
@@ -258,3 +273,63 @@ test('an agent terminated from outside is ended by the root as failed: its slot 
   const history = await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory();
   expect(patchesOf(history.events ?? [])).toContain('childCloseEnds');
 }, 120_000);
+
+test('a cancel request while spawns wait for room to start: the root still ends, with no failed task', async () => {
+  // The root runs on its own queue so that its next task takes ten large spawns and the request at once.
+  const rootQueue = uniqueTaskQueue('cancel-busy-root');
+  const rootWorker = await temporal.startWorker({ taskQueue: rootQueue });
+  const service = await attachRun(temporal.client, rootQueue, { shutdownGraceMs: 30_000 });
+  await service.rootControls().listThreads(); // the root's first task is done
+  rootWorker.shutdown();
+  await eventually(
+    async () => rootWorker.getState(),
+    (state) => state === 'STOPPED',
+    'the worker to stop',
+  );
+  // Each start carries ~255 kB: five fit the bytes a task may start at once, five wait for room.
+  const spawns = Array.from({ length: 10 }, (_, index) => ({
+    name: `big-${index}`,
+    task: 'x'.repeat(100_000),
+    instructions: 'y'.repeat(55_000),
+    kernel: idleAgent('big').kernel,
+    fork: { type: 'none' as const },
+    requestId: newId('request', randomUUID),
+  }));
+  const updateIds = spawns.map(() => randomUUID());
+  const answers = spawns.map((request, index) =>
+    service.handle
+      .executeUpdate(spawnUpdate, { args: [service.rootCapability, request], updateId: updateIds[index]! })
+      .then(
+        () => 'spawned',
+        () => 'refused',
+      ),
+  );
+  await eventually(
+    () => Promise.all(updateIds.map((id) => updateStage(temporal.client, service.rootThreadId, id))),
+    (stages) => stages.every((stage) => stage === Stage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED),
+    'the server to admit the ten spawns',
+  );
+  await temporal.client.workflow.getHandle(service.rootThreadId).cancel();
+  await untilHistoryHolds(service.rootThreadId, 'EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED');
+  await temporal.startWorker({ taskQueue: rootQueue });
+
+  expect(await closed(service.rootThreadId)).toBe('CANCELLED');
+  const outcomes = await Promise.all(answers);
+  expect(outcomes).toContain('refused');
+  // Every sub-agent that did start was closed by the root's shutdown.
+  const threads = (
+    await service
+      .rootControls()
+      .listThreads()
+      .catch(() => [])
+  ).filter((thread) => thread.depth > 0);
+  for (const thread of threads) {
+    const status = (
+      await temporal.client.workflow
+        .getHandle(thread.id)
+        .describe()
+        .catch(() => undefined)
+    )?.status.name;
+    expect([thread.id, status === 'RUNNING']).toEqual([thread.id, false]);
+  }
+}, 240_000);
