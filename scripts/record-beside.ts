@@ -5,9 +5,13 @@ import { recordApprovalPolicy } from './record-approval-policy';
 import { recordBudgets } from './record-budgets';
 import { recordCancelRequest } from './record-cancel-request';
 import { recordCancelWhileEnding } from './record-cancel-while-ending';
-import { recordCancelClosesSubtree, recordChildCloseEnds } from './record-outside-ends';
+import {
+  recordCancelClosesSubtree,
+  recordChildCloseEnds,
+  recordOutsideEndsWindDown,
+} from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
-import { holdsLiveOutput, type RunSelection } from './write-histories';
+import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
 export const scenarios: Record<
   string,
@@ -42,6 +46,13 @@ export const scenarios: Record<
     record: recordChildCloseEnds,
     prefix: 'childCloseEnds',
     selection: { takes: () => true },
+  },
+  // Patch `outsideEndsWindDown`: a terminated agent's sub-agent and conversation; a close finding an
+  // agent gone.
+  '--outside-ends': {
+    record: recordOutsideEndsWindDown,
+    prefix: 'outsideEndsWindDown',
+    selection: { takes: takesPatch('outsideEndsWindDown') },
   },
 };
 

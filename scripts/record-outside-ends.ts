@@ -2,7 +2,9 @@
 // (patch `cancelClosesSubtree`): an agent with a live sub-agent is cancelled (Temporal's cancel
 // request); when its end reaches the root run, the root closes the sub-agent, as a close of the agent
 // would have. `--child-close` (patch `childCloseEnds`): an agent's workflow is terminated; the root ends
-// it as failed when Temporal tells it the child closed.
+// it as failed when Temporal tells it the child closed. `--outside-ends` (patch `outsideEndsWindDown`):
+// a terminated agent's sub-agent is closed and its conversation told; an agent terminated after its
+// root continued as new is found gone by the shutdown's close.
 import type { Client } from '@temporalio/client';
 import { attachRun, eventually, leadWithHelper, untilTurns } from '../test/helpers/runs';
 
@@ -38,4 +40,26 @@ export async function recordChildCloseEnds(client: Client, taskQueue: string): P
   );
   log(`terminated an agent; the root lists it ${ended?.status}`);
   await service.shutdown();
+}
+
+export async function recordOutsideEndsWindDown(client: Client, taskQueue: string): Promise<void> {
+  const service = await attachRun(client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const { lead, helper } = await leadWithHelper(service);
+  await client.workflow.getHandle(lead.id).terminate('stuck, says the operator');
+  const closed = await eventually(
+    async () => (await client.workflow.getHandle(helper.id).describe()).status.name,
+    (status) => status !== 'RUNNING',
+    "the terminated lead's helper to be closed",
+  );
+  log(`terminated the lead; its helper: ${closed}`);
+  const runOf = async () => (await client.workflow.getHandle(service.rootThreadId).describe()).runId;
+  const firstRun = await runOf();
+  const idle = { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'done' }]] };
+  const doomed = await root.spawn({ name: 'doomed', task: 'answer once', kernel: idle });
+  for (let index = 0; index < 12; index++)
+    await root.spawn({ name: `filler-${index}`, task: 'answer once', kernel: idle });
+  await eventually(runOf, (run) => run !== firstRun, 'the root to continue as new');
+  await client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
+  log(`terminated an agent of the root's earlier run; shutdown: ${JSON.stringify(await service.shutdown())}`);
 }

@@ -93,4 +93,14 @@ export const patches = {
    * (workflows/thread-starter.ts).
    */
   childCloseEnds: 'childCloseEnds',
+  /**
+   * SPEC S4.8, S5.10: a sub-agent whose workflow ended without reporting its end is wound down by the
+   * root as its own ending would have: its live sub-agents are closed, and its conversation is told the
+   * thread ended (with the thread's capability), so it completes after its retention. A close signal
+   * that finds the thread's workflow gone (ended after the run that started it continued as new, which
+   * Temporal no longer tells) confirms its end, so a shutdown does not wait out its grace period for it.
+   * Before it, such a thread's sub-agents ran on, its conversation stayed open for good, and a shutdown
+   * waited for it. Asked only on those paths (workflows/outside-ends.ts).
+   */
+  outsideEndsWindDown: 'outsideEndsWindDown',
 } as const satisfies Readonly<Record<string, string>>;

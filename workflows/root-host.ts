@@ -28,6 +28,7 @@ import { rootThreadStarter, type ThreadStarter } from './thread-starter';
 import type { TaskBudget } from './task-budget';
 import type { ThreadOperations } from './thread-operations';
 import { RootCarry } from './root-carry';
+import { OutsideEnds } from './outside-ends';
 import { fittedAnswer } from '../domain/answer-bounds';
 
 /**
@@ -45,6 +46,7 @@ export class RootHost {
   private shutdownDone: Promise<ShutdownReport> | undefined;
   private rootThread: Pick<ThreadOperations, 'perform'> | undefined;
   private readonly starter: ThreadStarter;
+  private readonly outside: OutsideEnds;
 
   constructor(
     readonly state: RootRunState,
@@ -91,7 +93,9 @@ export class RootHost {
         ...(this.options.approvalPolicy ? { approvalPolicy: this.options.approvalPolicy.policy } : {}),
       }),
       options.answers,
+      (threadId) => this.outside.closed(threadId),
     );
+    this.outside = new OutsideEnds(state, () => options.runKey, this);
     this.self = rootCapability(options.runKey, state.rootId);
     this.transport = new ControlTransport(
       () => this.self,
@@ -137,7 +141,9 @@ export class RootHost {
         return this.startThread(this.state.record(item.threadId)!, item.spec);
       case 'close':
         return this.signalThread(item.threadId, (handle) =>
-          handle.signal(closeThreadSignal, { from: this.self, reason: 'closed' }),
+          handle.signal(closeThreadSignal, { from: this.self, reason: 'closed' }).catch((error: unknown) => {
+            if (!this.outside.closeFailed(item.threadId, error)) throw error;
+          }),
         );
       case 'respond':
         return this.track(
@@ -384,7 +390,7 @@ export class RootHost {
   }
 
   /** A side effect never rejects into the workflow (an unhandled rejection fails its task). */
-  private track(work: Promise<void>): void {
+  track(work: Promise<void>): void {
     const tracked = work.catch((error: unknown) => log.warn('side effect failed', { error: String(error) }));
     this.background.add(tracked);
     void tracked.finally(() => this.background.delete(tracked));

@@ -128,6 +128,8 @@ export function rootThreadStarter(
   state: RootRunState,
   settings: () => StartSettings,
   budget: TaskBudget,
+  /** What else a thread's end that its workflow did not report brings (workflows/outside-ends.ts). */
+  endedOutside: (threadId: string) => void,
 ): ThreadStarter {
   return new ThreadStarter(
     settings,
@@ -164,6 +166,7 @@ export function rootThreadStarter(
       closed: (thread, status) => {
         if (state.record(thread.id)?.ended !== false || !patched(patches.childCloseEnds)) return;
         state.threadEnded(thread.id, status, new Date().toISOString(), true);
+        endedOutside(thread.id);
       },
     },
     budget,

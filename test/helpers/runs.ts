@@ -75,6 +75,13 @@ export async function untilTurns(
   );
 }
 
+/** A sub-agent's spec: it answers once, then waits for messages (idle). */
+export const idleAgent = (name: string) => ({
+  name,
+  task: 'answer once, then wait',
+  kernel: { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'done' }]] },
+});
+
 /** A sub-agent `lead` whose first turn spawns `helper`; both have answered once, and wait. */
 export async function leadWithHelper(
   service: ThreadService,

@@ -4,25 +4,18 @@
 // listed idle and counted live (its slot never came back), and a cancelled root left its sub-agents and
 // conversations running. A request that comes while the workflow ends by itself lets the ending finish
 // (patch `cancelWhileEnding`). A cancelled agent's live sub-agents are closed with it
-// (`cancelClosesSubtree`), and an agent terminated from outside is ended by the root (`childCloseEnds`).
-import { Worker } from '@temporalio/worker';
-import { temporal as temporalProto } from '@temporalio/proto';
+// (`cancelClosesSubtree`). An agent terminated from outside: test/workflows/outside-ends.test.ts.
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
-import type { ConversationNotification } from '../../domain/schemas';
 import type { ConversationId } from '../../domain/ids';
-import { attachRun, eventually, leadWithHelper, untilTurns } from '../helpers/runs';
+import { attachRun, eventually, idleAgent, leadWithHelper, untilTurns } from '../helpers/runs';
 import type { ThreadService } from '../../client/thread-service';
-import {
-  connectTestTemporal,
-  uniqueTaskQueue,
-  workflowBundlePath,
-  type TestTemporal,
-} from '../helpers/temporal';
-import { failedTasks, Stage, updateStage } from '../helpers/task-answers';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { Stage, updateStage } from '../helpers/task-answers';
 import { randomUUID } from 'node:crypto';
 import { spawnUpdate } from '../../domain/messages';
 import { newId } from '../../domain/ids';
 import { patchesOf } from '../helpers/histories';
+import { closedAs, threadEndOf } from '../helpers/closing';
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('cancel-request');
@@ -32,38 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => temporal?.close());
 
-const idleAgent = (name: string) => ({
-  name,
-  task: 'answer once, then wait',
-  kernel: { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'done' }]] },
-});
-
-/** How Temporal records a workflow's end, and that none of its tasks failed. */
-async function closed(workflowId: string, patch?: string) {
-  const handle = temporal.client.workflow.getHandle(workflowId);
-  const status = await eventually(
-    async () => (await handle.describe()).status.name,
-    (name) => name !== 'RUNNING',
-    `${workflowId} to close`,
-  ).catch(async (error: unknown) => {
-    // What it was doing, for a failure seen only in CI.
-    const events = (await handle.fetchHistory()).events ?? [];
-    const last = events
-      .slice(-12)
-      .map((event) =>
-        String(temporalProto.api.enums.v1.EventType[event.eventType ?? 0]).replace('EVENT_TYPE_', ''),
-      );
-    throw new Error(
-      `${String(error)}; failed tasks ${JSON.stringify(failedTasks(events))}; last events ${last.join(' ')}`,
-    );
-  });
-  const history = await handle.fetchHistory();
-  expect([workflowId, failedTasks(history.events ?? [])]).toEqual([workflowId, []]);
-  if (patch) expect(patchesOf(history.events ?? [])).toContain(patch);
-  // The new path replays as it ran.
-  await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, history, workflowId);
-  return status;
-}
+const closed = (workflowId: string, patch?: string) => closedAs(temporal.client, workflowId, patch);
 
 const openConversation = (service: ThreadService, conversationId: ConversationId) =>
   ConversationNotificationReceiver.open(temporal.client, conversationId, {
@@ -71,18 +33,6 @@ const openConversation = (service: ThreadService, conversationId: ConversationId
     capability: service.rootCapability,
     pollWaitMs: 1_000,
   });
-
-/** The thread's end as its conversation tells it (undefined if the backlog ends without one). */
-async function threadEnd(receiver: ConversationNotificationReceiver) {
-  const seen: ConversationNotification[] = [];
-  for (;;) {
-    const item = await receiver.recv();
-    if (!item) break;
-    seen.push(item);
-    if (item.body.type === 'status' && item.body.event === 'thread-end') break;
-  }
-  return seen.at(-1)?.body;
-}
 
 test('a cancel request stops an agent as close does, and a root run as shutdown does', async () => {
   const service = await attachRun(temporal.client, taskQueue, {
@@ -106,7 +56,7 @@ test('a cancel request stops an agent as close does, and a root run as shutdown 
   expect(listed?.status).toBe('cancelled');
   expect(await service.counters()).toMatchObject({ live: 1, total: 2 });
   // Its conversation says so, as after a close.
-  expect(await threadEnd(receiver)).toMatchObject({
+  expect(await threadEndOf(receiver)).toMatchObject({
     type: 'status',
     event: 'thread-end',
     detail: 'cancelled',
@@ -190,7 +140,7 @@ test('a close and a cancel request in one task: the agent still reports its end,
   await temporal.startWorker({ taskQueue: laterQueue });
 
   expect(await closed(agent.id, 'cancelWhileEnding')).toBe('CANCELLED');
-  expect(await threadEnd(receiver)).toMatchObject({
+  expect(await threadEndOf(receiver)).toMatchObject({
     type: 'status',
     event: 'thread-end',
     detail: 'cancelled',
@@ -219,7 +169,7 @@ test('a cancel request during a shutdown lets it finish: the caller gets its rep
   await temporal.client.workflow.getHandle(service.rootThreadId).cancel();
   expect(await shutdown).toMatchObject({ cancelled: [fine.id], unconfirmed: [lost.id], failed: [] });
   expect(await closed(service.rootThreadId, 'cancelWhileEnding')).toBe('CANCELLED');
-  expect(await threadEnd(receiver)).toMatchObject({ type: 'status', event: 'thread-end' });
+  expect(await threadEndOf(receiver)).toMatchObject({ type: 'status', event: 'thread-end' });
   await temporal.client.workflow.getHandle(lost.id).terminate('test cleanup');
 }, 240_000);
 
@@ -248,30 +198,6 @@ test('an agent cancelled from outside takes its live sub-agents with it, as a cl
     patchesOf((await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory()).events ?? []),
   ).toContain('cancelClosesSubtree');
   await service.shutdown();
-}, 120_000);
-
-test('an agent terminated from outside is ended by the root as failed: its slot comes back', async () => {
-  const service = await attachRun(temporal.client, taskQueue, {
-    shutdownGraceMs: 60_000,
-    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 1 },
-  });
-  const root = service.rootControls();
-  const doomed = await root.spawn(idleAgent('doomed'));
-  await untilTurns(service, doomed.id, 1);
-  await temporal.client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
-  const listed = await eventually(
-    () => root.loadThread(doomed.id),
-    (thread) => thread?.status === 'failed',
-    'the root to list the terminated agent as failed',
-  );
-  expect(listed?.status).toBe('failed');
-  expect(await service.counters()).toMatchObject({ live: 0, total: 1 });
-  // Its slot came back (maxConcurrent 1), and a shutdown does not wait for it.
-  const next = await root.spawn(idleAgent('next'));
-  await untilTurns(service, next.id, 1);
-  expect(await service.shutdown()).toMatchObject({ cancelled: [next.id], unconfirmed: [] });
-  const history = await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory();
-  expect(patchesOf(history.events ?? [])).toContain('childCloseEnds');
 }, 120_000);
 
 test('a cancel request while spawns wait for room to start: the root still ends, with no failed task', async () => {

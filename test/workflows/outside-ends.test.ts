@@ -1,0 +1,118 @@
+// A sub-agent whose workflow ends outside agents-kit — terminated from the Web UI or `temporal workflow
+// terminate`, timed out — reports no end of its own. Its root run ends it as Temporal closed it
+// (patch `childCloseEnds`: its slot comes back) and winds it down as its own ending would have
+// (`outsideEndsWindDown`, SPEC S4.8, S5.10): its live sub-agents are closed, its conversation is told
+// the thread ended, and a close that finds its workflow gone (ended after the run that started it
+// continued as new, which Temporal no longer tells the root) confirms its end.
+import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
+import type { ThreadService } from '../../client/thread-service';
+import { relatedId } from '../../domain/ids';
+import type { AgentThread } from '../../domain/schemas';
+import { closedAs, threadEndOf } from '../helpers/closing';
+import { patchesOf } from '../helpers/histories';
+import { attachRun, eventually, idleAgent, leadWithHelper, untilTurns } from '../helpers/runs';
+import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+
+let temporal: TestTemporal;
+const taskQueue = uniqueTaskQueue('outside-ends');
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+  await temporal.startWorker({ taskQueue });
+});
+afterAll(async () => temporal?.close());
+
+const terminate = (thread: AgentThread) =>
+  temporal.client.workflow.getHandle(thread.id).terminate('stuck, says the operator');
+
+/** How the thread's conversation tells its end, read with the root's capability. */
+async function conversationEnd(service: ThreadService, thread: AgentThread) {
+  const receiver = await ConversationNotificationReceiver.open(
+    temporal.client,
+    relatedId('conversation', thread.id),
+    { taskQueue, capability: service.rootCapability, pollWaitMs: 1_000 },
+  );
+  try {
+    return await threadEndOf(receiver);
+  } finally {
+    await receiver.dispose();
+  }
+}
+
+const rootPatches = async (service: ThreadService) =>
+  patchesOf((await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory()).events ?? []);
+
+test('an agent terminated from outside is ended by the root as failed: its slot comes back, its conversation ends', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    shutdownGraceMs: 60_000,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 1 },
+  });
+  const root = service.rootControls();
+  const doomed = await root.spawn(idleAgent('doomed'));
+  await untilTurns(service, doomed.id, 1);
+  await terminate(doomed);
+  const listed = await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'failed',
+    'the root to list the terminated agent as failed',
+  );
+  expect(listed?.status).toBe('failed');
+  expect(await service.counters()).toMatchObject({ live: 0, total: 1 });
+  // Its conversation says the thread ended, as the thread would have: its stream ends there.
+  expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'failed' });
+  // Its slot came back (maxConcurrent 1), and a shutdown does not wait for it.
+  const next = await root.spawn(idleAgent('next'));
+  await untilTurns(service, next.id, 1);
+  expect(await service.shutdown()).toMatchObject({ cancelled: [next.id], unconfirmed: [] });
+  expect(await rootPatches(service)).toEqual(
+    expect.arrayContaining(['childCloseEnds', 'outsideEndsWindDown']),
+  );
+  expect(await closedAs(temporal.client, service.rootThreadId)).toBe('COMPLETED');
+}, 120_000);
+
+test('a terminated agent takes its live sub-agents with it, as a close does', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const root = service.rootControls();
+  const { lead, helper } = await leadWithHelper(service);
+  await terminate(lead);
+  // The helper's workflow is closed by the root, as under a close of the lead.
+  expect(await closedAs(temporal.client, helper.id)).toBe('COMPLETED');
+  const listed = await eventually(
+    () => root.listThreads(),
+    (threads) => threads.every((thread) => thread.id === service.rootThreadId || thread.status !== 'idle'),
+    'the root to list both ended',
+  );
+  expect(listed.map((thread) => [thread.name, thread.status])).toEqual([
+    ['root', expect.any(String)],
+    ['lead', 'failed'],
+    ['helper', 'cancelled'],
+  ]);
+  expect(await service.counters()).toMatchObject({ live: 0, total: 2 });
+  expect(await conversationEnd(service, lead)).toMatchObject({ event: 'thread-end', detail: 'failed' });
+  expect(await conversationEnd(service, helper)).toMatchObject({ event: 'thread-end', detail: 'cancelled' });
+  expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
+}, 120_000);
+
+test('an agent terminated after its root continued as new: a shutdown finds it gone and does not wait for it', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    continueAsNewAfterEvents: 100,
+    shutdownGraceMs: 60_000,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 20 },
+  });
+  const root = service.rootControls();
+  const rootRun = async () =>
+    (await temporal.client.workflow.getHandle(service.rootThreadId).describe()).runId;
+  const firstRun = await rootRun();
+  const doomed = await root.spawn(idleAgent('doomed'));
+  await untilTurns(service, doomed.id, 1);
+  // Enough spawns for its history to pass 100 events: the root continues as new, and its next run no
+  // longer hears of the doomed agent's close.
+  for (let index = 0; index < 12; index++) await root.spawn(idleAgent(`filler-${index}`));
+  await eventually(rootRun, (run) => run !== firstRun, 'the root to continue as new');
+  await terminate(doomed);
+  const report = await service.shutdown();
+  expect(report.unconfirmed).toEqual([]);
+  expect(report.cancelled).toContain(doomed.id);
+  expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'cancelled' });
+  expect(await rootPatches(service)).toContain('outsideEndsWindDown');
+  expect(await closedAs(temporal.client, service.rootThreadId)).toBe('COMPLETED');
+}, 180_000);

@@ -1,0 +1,72 @@
+import { getExternalWorkflowHandle, patched, uuid4 } from '@temporalio/workflow';
+import { mintCapability } from '../domain/capability';
+import { newId, relatedId } from '../domain/ids';
+import { publishSignal } from '../domain/conversation-messages';
+import type { RootRunState, ThreadRecord } from '../domain/run-state';
+import { patches } from './patches';
+
+/**
+ * A thread whose workflow ended without saying so — terminated from the Web UI or CLI, timed out, or
+ * already gone when its root closes it — is wound down by its root run as the thread would have done
+ * itself (patch `outsideEndsWindDown`): its end is confirmed (a shutdown does not wait for it), its live
+ * sub-agents are closed with it (SPEC S4.8), and its conversation is told that the thread ended, with
+ * the thread's own capability, so it closes its stream and completes after its retention (S5.10).
+ */
+export class OutsideEnds {
+  constructor(
+    private readonly state: RootRunState,
+    private readonly runKey: () => string,
+    private readonly host: {
+      stopThreads(records: ThreadRecord[]): void;
+      track(work: Promise<void>): void;
+    },
+  ) {}
+
+  /**
+   * The thread's workflow closed, as Temporal says. Its record is ended (confirmed) already; this is
+   * what else its own ending would have done.
+   */
+  closed(threadId: string): void {
+    if (!patched(patches.outsideEndsWindDown)) return;
+    this.windDown(threadId);
+  }
+
+  /**
+   * A close signal to the thread failed: when its workflow is gone (it closed after the run that
+   * started it continued as new, so no run was told), its end is confirmed as the close decided it.
+   * True when it was.
+   */
+  closeFailed(threadId: string, error: unknown): boolean {
+    const record = this.state.record(threadId);
+    if (!record || record.ended || !workflowGone(error)) return false;
+    if (!patched(patches.outsideEndsWindDown)) return false;
+    this.state.threadEnded(threadId, record.thread.status, new Date().toISOString(), true);
+    this.windDown(threadId);
+    return true;
+  }
+
+  /** Its status is the one its record ended with (a close before it decides: cancelled). */
+  private windDown(threadId: string): void {
+    this.host.stopThreads(this.state.closeBelow(threadId, new Date().toISOString()));
+    const thread = this.state.record(threadId)?.thread;
+    if (!thread) return;
+    const from = mintCapability(this.runKey(), thread.rootId, this.state.lineageOf(thread.id), thread.id);
+    const notification = {
+      id: newId('notification', uuid4),
+      createdAt: new Date().toISOString(),
+      body: { type: 'status' as const, event: 'thread-end', threadId: thread.id, detail: thread.status },
+    };
+    // Its conversation may never have started (the thread ended first): then there is nothing to tell.
+    this.host.track(
+      getExternalWorkflowHandle(relatedId('conversation', threadId)).signal(publishSignal, {
+        notifications: [notification],
+        from,
+      }),
+    );
+  }
+}
+
+/** Whether a failed signal says its target workflow does not run (any more). */
+export function workflowGone(error: unknown): boolean {
+  return /not ?found/i.test(error instanceof Error ? error.message : String(error));
+}
