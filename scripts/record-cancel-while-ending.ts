@@ -8,7 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ThreadService } from '../client/thread-service';
 import { createAgentWorker } from '../workers/create-worker';
-import { eventually, untilTurns } from '../test/helpers/runs';
+import { untilClosed, untilHistoryHolds, untilTurns } from '../test/helpers/runs';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
@@ -19,18 +19,8 @@ const idle = (name: string) => ({
 });
 
 export async function recordCancelWhileEnding(client: Client, taskQueue: string): Promise<void> {
-  const holds = (workflowId: string, text: string) =>
-    eventually(
-      async () => JSON.stringify((await client.workflow.getHandle(workflowId).fetchHistory()).events),
-      (events) => events.includes(text),
-      `${workflowId}'s history to hold ${text}`,
-    );
-  const closed = (workflowId: string) =>
-    eventually(
-      async () => (await client.workflow.getHandle(workflowId).describe()).status.name,
-      (status) => status !== 'RUNNING',
-      `${workflowId} to close`,
-    );
+  const holds = (workflowId: string, text: string) => untilHistoryHolds(client, workflowId, text);
+  const closed = (workflowId: string) => untilClosed(client, workflowId);
   const later = `${taskQueue}-later`;
   const connection = await NativeConnection.connect({
     address: (client.connection as Connection).options.address,

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { temporal as temporalProto } from '@temporalio/proto';
 import type { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { ConversationNotification } from '../../domain/schemas';
-import { eventually } from './runs';
+import { untilClosed } from './runs';
 import { failedTasks } from './task-answers';
 import { patchesOf } from './histories';
 import { workflowBundlePath } from './temporal';
@@ -14,11 +14,7 @@ import { workflowBundlePath } from './temporal';
  */
 export async function closedAs(client: Client, workflowId: string, patch?: string): Promise<string> {
   const handle = client.workflow.getHandle(workflowId);
-  const status = await eventually(
-    async () => (await handle.describe()).status.name,
-    (name) => name !== 'RUNNING',
-    `${workflowId} to close`,
-  ).catch(async (error: unknown) => {
+  const status = await untilClosed(client, workflowId).catch(async (error: unknown) => {
     // What it was doing, for a failure seen only in CI.
     const events = (await handle.fetchHistory()).events ?? [];
     const last = events

@@ -57,6 +57,22 @@ export async function eventually<Value>(
   }
 }
 
+/** Waits until a workflow's history holds an event its `text` names (a signal's name, say). */
+export const untilHistoryHolds = (client: Client, workflowId: string, text: string) =>
+  eventually(
+    async () => JSON.stringify((await client.workflow.getHandle(workflowId).fetchHistory()).events),
+    (events) => events.includes(text),
+    `${workflowId}'s history to hold ${text}`,
+  );
+
+/** Waits until a workflow has closed; how Temporal records its end (COMPLETED, CANCELLED, …). */
+export const untilClosed = (client: Client, workflowId: string) =>
+  eventually(
+    async () => (await client.workflow.getHandle(workflowId).describe()).status.name,
+    (status) => status !== 'RUNNING',
+    `${workflowId} to close`,
+  );
+
 /**
  * Waits (through the root's wait operation) until the thread has completed `turns` turns: 30 s, or
  * `timeoutMs` for a turn of many model calls.

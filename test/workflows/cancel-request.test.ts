@@ -7,7 +7,14 @@
 // (`cancelClosesSubtree`). An agent terminated from outside: test/workflows/outside-ends.test.ts.
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { ConversationId } from '../../domain/ids';
-import { attachRun, eventually, idleAgent, leadWithHelper, untilTurns } from '../helpers/runs';
+import {
+  attachRun,
+  eventually,
+  idleAgent,
+  leadWithHelper,
+  untilHistoryHolds as holdsInHistory,
+  untilTurns,
+} from '../helpers/runs';
 import type { ThreadService } from '../../client/thread-service';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 import { Stage, updateStage } from '../helpers/task-answers';
@@ -106,13 +113,8 @@ test('a cancel request mid-turn, while the agent waits for an answer, ends its t
   await service.shutdown();
 }, 120_000);
 
-/** Waits until a workflow's history holds an event its `text` names (a signal's name, say). */
 const untilHistoryHolds = (workflowId: string, text: string) =>
-  eventually(
-    async () => JSON.stringify((await temporal.client.workflow.getHandle(workflowId).fetchHistory()).events),
-    (events) => events.includes(text),
-    `${workflowId}'s history to hold ${text}`,
-  );
+  holdsInHistory(temporal.client, workflowId, text);
 
 test('a close and a cancel request in one task: the agent still reports its end, then ends as cancelled', async () => {
   // The agent runs on a queue whose worker the test stops, so both land before its next task.
