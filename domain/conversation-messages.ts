@@ -15,7 +15,7 @@ import type {
   SettleInteraction,
   AdoptConversation,
 } from './conversation-schemas';
-import type { PageDelivery } from './conversation-pages';
+import type { PageDelivery, PageRequest } from './conversation-pages';
 import type { LiveChunk, LiveOutputView, WatchOutputRequest } from './live-output';
 
 // Wire names are stable: renaming one breaks running conversations and recorded histories.
@@ -47,7 +47,7 @@ export const adoptConversationSignal = defineSignal<[AdoptConversation]>('adopt-
 /** Counts, lease holder and closed flag of a conversation. */
 export const conversationSummaryQuery = defineQuery<ConversationSummary, []>('conversation-summary');
 /** Sent by a conversation to one of its page workflows: send me your entries (S7.3). */
-export const pageRequestSignal = defineSignal<[]>('conversation-page-request');
+export const pageRequestSignal = defineSignal<[PageRequest?]>('conversation-page-request');
 /** Sent by a page workflow to its conversation (by workflow id, so to the latest run) with its entries. */
 export const pageDeliveredSignal = defineSignal<[PageDelivery]>('conversation-page-delivered');
 /** Model activity → its thread's conversation: the text a model call is generating (SPEC S10.1). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonBytes } from './bytes';
-import { ConversationId } from './ids';
+import { ConversationId, matching } from './ids';
 import { ConversationNotification } from './schemas';
 
 // Paging keeps a conversation's continue-as-new input bounded by bytes however far its receiver falls
@@ -13,6 +13,13 @@ export const JournalEntry = z
   .strict();
 export type JournalEntry = z.infer<typeof JournalEntry>;
 
+/**
+ * What proves a page's request and delivery (SPEC S3.9): a random value in the page's input and in its
+ * conversation's reference to it, as secret as the histories that hold them. Pages cut before patch
+ * `pageTokens` have none.
+ */
+export const PageToken = matching(/^[0-9a-f-]{36}$/, 'expected a page token (a UUID)');
+
 /** A page of the backlog held by a page workflow: passive items `firstSeq..lastSeq` (not all seqs in between). */
 export const PageRef = z
   .object({
@@ -21,6 +28,7 @@ export const PageRef = z
     lastSeq: z.number().int().min(1),
     count: z.number().int().min(1),
     bytes: z.number().int().min(0),
+    token: PageToken.optional(),
   })
   .strict();
 export type PageRef = z.infer<typeof PageRef>;
@@ -72,15 +80,25 @@ export const clampedLimits = (limits: PagingLimits): PagingLimits => ({
  */
 export const rememberedResolutionBytes = 128 * 1024;
 
-/** The input of a page workflow: the conversation to answer, and its page of entries in seq order. */
+/** The input of a page workflow: the conversation to answer, its page of entries in seq order, its token. */
 export const ConversationPageInput = z
-  .object({ conversationId: ConversationId, entries: z.array(JournalEntry).min(1) })
+  .object({
+    conversationId: ConversationId,
+    entries: z.array(JournalEntry).min(1),
+    token: PageToken.optional(),
+  })
   .strict();
 export type ConversationPageInput = z.infer<typeof ConversationPageInput>;
 
 /** A page workflow's answer to the conversation that asked for its entries. */
-export const PageDelivery = z.object({ pageId: z.string().min(1), entries: z.array(JournalEntry) }).strict();
+export const PageDelivery = z
+  .object({ pageId: z.string().min(1), entries: z.array(JournalEntry), token: PageToken.optional() })
+  .strict();
 export type PageDelivery = z.infer<typeof PageDelivery>;
+
+/** A conversation's request for its page's entries (none from a conversation of before `pageTokens`). */
+export const PageRequest = z.object({ token: PageToken }).strict();
+export type PageRequest = z.infer<typeof PageRequest>;
 
 const sizes = new WeakMap<object, number>();
 

@@ -24,8 +24,8 @@ const isInteraction = (entry: JournalEntry): boolean => entry.notification.body.
 const sumBytes = (entries: readonly JournalEntry[]) =>
   entries.reduce((sum, entry) => sum + serializedBytes(entry), 0);
 
-/** The largest page reference as JSON (ids of 104 characters, seqs of 16 digits), with its comma. */
-export const maxPageRefJsonBytes = 230;
+/** The largest page reference as JSON (ids of 104 characters, seqs of 16 digits, a token), with its comma. */
+export const maxPageRefJsonBytes = 280;
 /**
  * A burst (one activation's publishes) may take the spill this far past a page, to be cut before the
  * run continues as new: room for a thread's largest publish signal (256 K characters, 768 KiB).
@@ -148,10 +148,15 @@ export class PagedBacklog {
 
   /**
    * Cuts the oldest page off the spill once it holds a page's worth, and records it as the newest page
-   * under the workflow id `<idPrefix>-page-<firstSeq>-<uniqueSuffix>`. The caller starts a page workflow
-   * with the entries, and gives them back with {@link returnPage} if that fails.
+   * under the workflow id `<idPrefix>-page-<firstSeq>-<uniqueSuffix>`, with the `token` that proves its
+   * request and delivery (asked only for a page cut). The caller starts a page workflow with the entries
+   * and the token, and gives them back with {@link returnPage} if that fails.
    */
-  cutPage(idPrefix: string, uniqueSuffix: string): { page: PageRef; entries: JournalEntry[] } | undefined {
+  cutPage(
+    idPrefix: string,
+    uniqueSuffix: string,
+    token?: () => string | undefined,
+  ): { page: PageRef; entries: JournalEntry[] } | undefined {
     if (!this.limits || !this.hasPageToCut()) return undefined;
     const entries = takePage(this.state.spill, this.limits.pageBytes);
     const first = entries[0]?.notification;
@@ -165,6 +170,8 @@ export class PagedBacklog {
       count: entries.length,
       bytes: sumBytes(entries),
     };
+    const proof = token?.();
+    if (proof !== undefined) page.token = proof;
     this.state.pages.push(page);
     return { page, entries };
   }
@@ -204,12 +211,12 @@ export class PagedBacklog {
   /**
    * Takes the oldest page's entries back (only the oldest is ever asked for). A page already taken (a
    * re-sent answer), a delivery for another page, or one that is not that page's (more entries or bytes
-   * than it had, or seqs outside it: anyone may signal) is ignored, as are entries whose seq is already
-   * here. False when nothing was taken.
+   * than it had, or seqs outside it, or without the page's token: anyone may signal) is ignored, as are
+   * entries whose seq is already here. False when nothing was taken.
    */
-  pageDelivered(pageId: string, entries: readonly JournalEntry[]): boolean {
+  pageDelivered(pageId: string, entries: readonly JournalEntry[], token?: string): boolean {
     const page = this.state.pages[0];
-    if (page?.workflowId !== pageId) return false;
+    if (page?.workflowId !== pageId || page.token !== token) return false;
     const inPage = entries.every(({ notification: { seq } }) => seq >= page.firstSeq && seq <= page.lastSeq);
     if (!inPage || entries.length > page.count || sumBytes(entries) > page.bytes) return false;
     this.state.pages.shift();

@@ -1,5 +1,5 @@
 import { condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
-import { ConversationPageInput } from '../domain/conversation-pages';
+import { ConversationPageInput, PageRequest } from '../domain/conversation-pages';
 import { pageDeliveredSignal, pageRequestSignal } from '../domain/conversation-messages';
 import { parseInput } from '../domain/errors';
 import { asFailure } from './failures';
@@ -18,14 +18,18 @@ export async function conversationPageWorkflow(rawInput: ConversationPageInput):
     throw asFailure(error);
   }
   let requested = false;
-  setHandler(pageRequestSignal, () => {
-    requested = true;
+  // SPEC S3.9: asked with the page's token (a page of before `pageTokens` has none, and is asked without).
+  setHandler(pageRequestSignal, (raw) => {
+    const request = PageRequest.safeParse(raw);
+    if (!input.token || (request.success && request.data.token === input.token)) requested = true;
+    else log.warn('dropped a page request without the page token', { pageId: workflowInfo().workflowId });
   });
   await condition(() => requested);
   try {
     await getExternalWorkflowHandle(input.conversationId).signal(pageDeliveredSignal, {
       pageId: workflowInfo().workflowId,
       entries: input.entries,
+      ...(input.token ? { token: input.token } : {}),
     });
   } catch (error) {
     // Only a conversation that no longer exists cannot be signalled: nobody is left to read this page.

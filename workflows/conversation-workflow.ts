@@ -1,23 +1,12 @@
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  log,
-  ParentClosePolicy,
-  setHandler,
-  startChild,
-  uuid4,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, setHandler, uuid4 } from '@temporalio/workflow';
 import { ConversationJournal } from '../domain/conversation-journal';
-import { PageDelivery } from '../domain/conversation-pages';
+import { ConversationPaging } from './conversation-paging';
 import {
   adoptConversationSignal,
   closeConversationUpdate,
   conversationSummaryQuery,
   interactionSettledSignal,
   openReceiverUpdate,
-  pageDeliveredSignal,
-  pageRequestSignal,
   publishSignal,
   publishUpdate,
   receiveUpdate,
@@ -46,7 +35,6 @@ import {
   pagingLimitsOf,
   type ParsedConversationInput,
 } from './conversation-input';
-import { conversationPageWorkflow } from './conversation-page-workflow';
 import { asFailure, guarded } from './failures';
 import { KeptTimer } from './kept-timer';
 import { registerLiveOutput } from './live-output-handlers';
@@ -316,55 +304,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     }
   });
 
-  setHandler(pageDeliveredSignal, (rawDelivery: PageDelivery) => {
-    try {
-      const delivery = parseInput(PageDelivery, rawDelivery, 'page delivery');
-      journal.backlog.pageDelivered(delivery.pageId, delivery.entries);
-    } catch (error) {
-      log.warn('page delivery dropped', { error: String(error) });
-    }
-  });
-
-  // Pages asked for in this run. A new run asks again for a page still outstanding: if the page had
-  // already answered, its answer reaches this run anyway (signals go to the latest run), and a repeat
-  // is ignored by seq.
-  const requested = new Set<string>();
-  const pageToRequest = () => {
-    const page = journal.backlog.pageToRequest();
-    return page && !requested.has(page.workflowId) ? page : undefined;
-  };
-  /** Starts page workflows for a full spill, one at a time; false when one failed to (it is given back). */
-  async function cutPages(): Promise<boolean> {
-    for (
-      let cut = journal.backlog.cutPage(journal.conversationId, uuid4());
-      cut;
-      cut = journal.backlog.cutPage(journal.conversationId, uuid4())
-    ) {
-      try {
-        await startChild(conversationPageWorkflow, {
-          workflowId: cut.page.workflowId,
-          args: [{ conversationId: journal.conversationId, entries: cut.entries }],
-          // The page outlives this run: the next run (after continue-as-new) reads it.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-        });
-      } catch (error) {
-        journal.backlog.returnPage(cut.page, cut.entries);
-        log.warn('page workflow not started', { workflowId: cut.page.workflowId, error: String(error) });
-        return false;
-      }
-    }
-    return true;
-  }
-  async function requestPage(): Promise<void> {
-    const page = pageToRequest();
-    if (!page) return;
-    requested.add(page.workflowId);
-    await signalQuietly(page.workflowId, pageRequestSignal);
-  }
+  const paging = new ConversationPaging(journal);
 
   // While it waits out its minimal lifetime, the run keeps serving, cutting and requesting pages.
   const timeToContinue = () => lifetime.due && !lifetime.ageingToContinue;
-  const pageWork = () => journal.backlog.hasPageToCut() || pageToRequest() !== undefined;
+  const pageWork = () => journal.backlog.hasPageToCut() || paging.pageToRequest() !== undefined;
   // SPEC S5.10: once its thread has ended, a thread's conversation completes when its backlog has been
   // read and acknowledged to the end, or when the retention period has passed.
   const retentionLeftMs = () =>
@@ -385,15 +329,15 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       return;
     }
     if (timeToContinue() && lifetime.mayContinue()) break;
-    await cutPages();
-    await requestPage();
+    await paging.cutPages();
+    await paging.requestPage();
   }
   // Waiting receives answer `idle` at once, so their clients re-poll the next run.
   handingOver = true;
   await condition(allHandlersFinished);
   // Items published by the last handlers leave in pages, not in the snapshot (SPEC S3.10: a spill past
   // a page is admitted only while its pages have room, to be cut here), unless a page cannot be started.
-  while (journal.backlog.hasPageToCut() && (await cutPages())) await condition(allHandlersFinished);
+  while (journal.backlog.hasPageToCut() && (await paging.cutPages())) await condition(allHandlersFinished);
   return await continueAsNew<typeof conversationWorkflow>(
     continuationOf(input, { owner, ownerEndedAtMs, snapshot: journal.snapshot(), live: live.snapshot() }),
   );

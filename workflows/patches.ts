@@ -103,4 +103,14 @@ export const patches = {
    * waited for it. Asked only on those paths (workflows/outside-ends.ts).
    */
   outsideEndsWindDown: 'outsideEndsWindDown',
+  /**
+   * SPEC S3.9, S3.10: a conversation's page workflows are asked for their entries, and deliver them, with
+   * a token each page holds in its input and its conversation in its reference to it (a UUID of the
+   * conversation's). Before it, anyone who could signal and list workflows could ask a page that was not
+   * the oldest to deliver: the conversation dropped it as out of turn, the page completed, and its
+   * notifications were lost while the conversation waited for it for good; a forged delivery replaced the
+   * oldest page's notifications. Asked when a page is cut (workflows/conversation-workflow.ts); pages cut
+   * before it have no token and are asked and answered as before.
+   */
+  pageTokens: 'pageTokens',
 } as const satisfies Readonly<Record<string, string>>;

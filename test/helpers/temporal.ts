@@ -66,3 +66,29 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
     },
   };
 }
+
+/**
+ * A suite's connection and worker on its own task queue (`label`), made before its tests and closed
+ * after them; the workflows its tests push to `started` are terminated first. `connected` receives the
+ * connection once it is made.
+ */
+export function suiteWorker(
+  label: string,
+  connected: (temporal: TestTemporal) => void,
+): { taskQueue: string; started: string[] } {
+  const taskQueue = uniqueTaskQueue(label);
+  const started: string[] = [];
+  let temporal: TestTemporal | undefined;
+  beforeAll(async () => {
+    temporal = await connectTestTemporal();
+    connected(temporal);
+    await temporal.startWorker({ taskQueue });
+  });
+  afterAll(async () => {
+    await Promise.allSettled(
+      started.map((id) => temporal!.client.workflow.getHandle(id).terminate('test done')),
+    );
+    await temporal?.close();
+  });
+  return { taskQueue, started };
+}

@@ -15,23 +15,11 @@ import { messageBody, newConversation } from '../helpers/conversations';
 import { mailboxQuery } from '../../domain/messages';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { runHistories } from '../helpers/scale';
-import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { suiteWorker, type TestTemporal } from '../helpers/temporal';
 import { failedTasks } from '../helpers/task-answers';
 
 let temporal: TestTemporal;
-const taskQueue = uniqueTaskQueue('can-pace');
-const started: string[] = [];
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  await temporal.startWorker({ taskQueue });
-});
-afterAll(async () => {
-  await Promise.allSettled(
-    started.map((id) => temporal.client.workflow.getHandle(id).terminate('test done')),
-  );
-  await temporal?.close();
-});
+const { taskQueue, started } = suiteWorker('can-pace', (connected) => (temporal = connected));
 
 /** Each run's first workflow task backoff, in ms, oldest run first. */
 async function backoffsOf(client: Client, workflowId: string): Promise<number[]> {

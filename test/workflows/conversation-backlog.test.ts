@@ -14,27 +14,10 @@ import type { NotificationBody } from '../../domain/schemas';
 import { approvalBody, label, messageBody, newConversation, receiveMany } from '../helpers/conversations';
 import { eventually } from '../helpers/runs';
 import { runHistories } from '../helpers/scale';
-import {
-  connectTestTemporal,
-  uniqueTaskQueue,
-  workflowBundlePath,
-  type TestTemporal,
-} from '../helpers/temporal';
+import { suiteWorker, workflowBundlePath, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
-const taskQueue = uniqueTaskQueue('conversation-backlog');
-const started: string[] = [];
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  await temporal.startWorker({ taskQueue });
-});
-afterAll(async () => {
-  await Promise.allSettled(
-    started.map((id) => temporal.client.workflow.getHandle(id).terminate('test done')),
-  );
-  await temporal?.close();
-});
+const { taskQueue, started } = suiteWorker('conversation-backlog', (connected) => (temporal = connected));
 
 /** The messages of an error and of its causes. */
 function causeChain(error: unknown): string[] {

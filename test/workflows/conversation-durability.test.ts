@@ -13,22 +13,10 @@ import {
   openWhenLeaseFree,
   receiveMany,
 } from '../helpers/conversations';
-import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { suiteWorker, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
-const taskQueue = uniqueTaskQueue('conversation-durability');
-const started: string[] = [];
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  await temporal.startWorker({ taskQueue });
-});
-afterAll(async () => {
-  await Promise.allSettled(
-    started.map((id) => temporal.client.workflow.getHandle(id).terminate('test done')),
-  );
-  await temporal?.close();
-});
+const { taskQueue, started } = suiteWorker('conversation-durability', (connected) => (temporal = connected));
 
 test('S7.3: 10,000 notifications through one conversation that continues as new arrive complete and in order', async () => {
   const { conversationId } = newConversation();

@@ -10,22 +10,10 @@ import { ErrorKind, KitError } from '../../domain/errors';
 import { kitCall } from '../../client/errors';
 import { approvalBody, label, messageBody, newConversation, receiveMany } from '../helpers/conversations';
 import { eventually } from '../helpers/runs';
-import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { suiteWorker, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
-const taskQueue = uniqueTaskQueue('interactions');
-const started: string[] = [];
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  await temporal.startWorker({ taskQueue });
-});
-afterAll(async () => {
-  await Promise.allSettled(
-    started.map((id) => temporal.client.workflow.getHandle(id).terminate('test done')),
-  );
-  await temporal?.close();
-});
+const { taskQueue, started } = suiteWorker('interactions', (connected) => (temporal = connected));
 
 function conversation() {
   const ids = newConversation();

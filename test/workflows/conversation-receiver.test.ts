@@ -23,22 +23,10 @@ import {
   openWhenLeaseFree,
   receiveMany,
 } from '../helpers/conversations';
-import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { suiteWorker, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
-const taskQueue = uniqueTaskQueue('conversation');
-const started: string[] = [];
-
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  await temporal.startWorker({ taskQueue });
-});
-afterAll(async () => {
-  await Promise.allSettled(
-    started.map((id) => temporal.client.workflow.getHandle(id).terminate('test done')),
-  );
-  await temporal?.close();
-});
+const { taskQueue, started } = suiteWorker('conversation', (connected) => (temporal = connected));
 
 function conversation() {
   const ids = newConversation();

@@ -249,7 +249,9 @@ test('a budget in US dollars: a concurrent burst cannot pass it, a narrower subt
     ),
   );
   const outcomes = await Promise.all(
-    [thrifty, ...spenders].map(async (thread) => (await untilTurns(service, thread.id, 1, burstMs)).latestTurn!),
+    [thrifty, ...spenders].map(
+      async (thread) => (await untilTurns(service, thread.id, 1, burstMs)).latestTurn!,
+    ),
   );
   for (const outcome of outcomes) {
     expect(outcome.error?.kind).toBe('QuotaExceeded');

@@ -1,0 +1,75 @@
+import { log, ParentClosePolicy, patched, setHandler, startChild, uuid4 } from '@temporalio/workflow';
+import type { ConversationJournal } from '../domain/conversation-journal';
+import { pageDeliveredSignal, pageRequestSignal } from '../domain/conversation-messages';
+import { PageDelivery, type PageRef } from '../domain/conversation-pages';
+import { parseInput } from '../domain/errors';
+import { conversationPageWorkflow } from './conversation-page-workflow';
+import { patches } from './patches';
+import { signalQuietly } from './signal-quietly';
+
+/**
+ * A conversation's side of its page workflows (SPEC S5.2, S7.3): starts a page for each page's worth of
+ * spill, asks the oldest back when the backlog drains, and takes its delivery. Requests and deliveries
+ * carry the page's token (patch `pageTokens`, SPEC S3.9): a forged one changes nothing. Registers the
+ * delivery signal's handler.
+ */
+export class ConversationPaging {
+  /**
+   * Pages asked for in this run. A new run asks again for a page still outstanding: if the page had
+   * already answered, its answer reaches this run anyway (signals go to the latest run), and a repeat is
+   * ignored by seq.
+   */
+  private readonly requested = new Set<string>();
+
+  constructor(private readonly journal: ConversationJournal) {
+    setHandler(pageDeliveredSignal, (rawDelivery: PageDelivery) => {
+      try {
+        const delivery = parseInput(PageDelivery, rawDelivery, 'page delivery');
+        if (!journal.backlog.pageDelivered(delivery.pageId, delivery.entries, delivery.token))
+          log.warn('page delivery ignored', { pageId: delivery.pageId });
+      } catch (error) {
+        log.warn('page delivery dropped', { error: String(error) });
+      }
+    });
+  }
+
+  /** The oldest page, when it is time to ask for it and it has not been asked in this run. */
+  pageToRequest(): PageRef | undefined {
+    const page = this.journal.backlog.pageToRequest();
+    return page && !this.requested.has(page.workflowId) ? page : undefined;
+  }
+
+  /** Starts page workflows for a full spill, one at a time; false when one failed to (it is given back). */
+  async cutPages(): Promise<boolean> {
+    const { backlog, conversationId } = this.journal;
+    const token = () => (patched(patches.pageTokens) ? uuid4() : undefined);
+    for (
+      let cut = backlog.cutPage(conversationId, uuid4(), token);
+      cut;
+      cut = backlog.cutPage(conversationId, uuid4(), token)
+    ) {
+      const proof = cut.page.token;
+      try {
+        await startChild(conversationPageWorkflow, {
+          workflowId: cut.page.workflowId,
+          args: [{ conversationId, entries: cut.entries, ...(proof ? { token: proof } : {}) }],
+          // The page outlives this run: the next run (after continue-as-new) reads it.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+        });
+      } catch (error) {
+        backlog.returnPage(cut.page, cut.entries);
+        log.warn('page workflow not started', { workflowId: cut.page.workflowId, error: String(error) });
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Asks the oldest page for its entries, when it is time to. */
+  async requestPage(): Promise<void> {
+    const page = this.pageToRequest();
+    if (!page) return;
+    this.requested.add(page.workflowId);
+    await signalQuietly(page.workflowId, pageRequestSignal, ...(page.token ? [{ token: page.token }] : []));
+  }
+}
