@@ -77,6 +77,11 @@ export class PagedBacklog {
     return this.state.pages.reduce((sum, page) => sum + page.count, 0);
   }
 
+  /** The pages nobody has taken back yet, oldest first. */
+  get pages(): readonly PageRef[] {
+    return this.state.pages;
+  }
+
   get pageCount(): number {
     return this.state.pages.length;
   }

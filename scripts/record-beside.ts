@@ -11,6 +11,7 @@ import {
   recordOutsideEndsWindDown,
 } from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
+import { recordRetiredPages } from './record-retired-pages';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
 export const scenarios: Record<
@@ -53,6 +54,12 @@ export const scenarios: Record<
     record: recordOutsideEndsWindDown,
     prefix: 'outsideEndsWindDown',
     selection: { takes: takesPatch('outsideEndsWindDown') },
+  },
+  // Patch `retiredPagesEnd`: an unread, paged conversation retires; its pages are cancelled.
+  '--retired-pages': {
+    record: recordRetiredPages,
+    prefix: 'retiredPagesEnd',
+    selection: { takes: takesPatch('retiredPagesEnd') },
   },
 };
 

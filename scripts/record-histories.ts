@@ -6,8 +6,8 @@
 // replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>`,
 // `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts), `--budgets`
 // (record-budgets.ts), `--cancel` (record-cancel-request.ts), `--cancel-ending`
-// (record-cancel-while-ending.ts), `--cancel-subtree`, `--child-close` and `--outside-ends`
-// (record-outside-ends.ts) add runs beside them.
+// (record-cancel-while-ending.ts), `--cancel-subtree`, `--child-close`, `--outside-ends`
+// (record-outside-ends.ts) and `--retired-pages` (record-retired-pages.ts) add runs beside them.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,12 @@
-import { log, ParentClosePolicy, patched, setHandler, startChild, uuid4 } from '@temporalio/workflow';
+import {
+  getExternalWorkflowHandle,
+  log,
+  ParentClosePolicy,
+  patched,
+  setHandler,
+  startChild,
+  uuid4,
+} from '@temporalio/workflow';
 import type { ConversationJournal } from '../domain/conversation-journal';
 import { pageDeliveredSignal, pageRequestSignal } from '../domain/conversation-messages';
 import { PageDelivery, type PageRef } from '../domain/conversation-pages';
@@ -63,6 +71,22 @@ export class ConversationPaging {
       }
     }
     return true;
+  }
+
+  /**
+   * SPEC S5.10: the conversation retires (its retention passed) with pages nobody read: each page is
+   * asked to cancel, so it ends instead of waiting for good (patch `retiredPagesEnd`).
+   */
+  async discard(): Promise<void> {
+    const pages = this.journal.backlog.pages;
+    if (pages.length === 0 || !patched(patches.retiredPagesEnd)) return;
+    await Promise.all(
+      pages.map(({ workflowId }) =>
+        getExternalWorkflowHandle(workflowId)
+          .cancel()
+          .catch((error: unknown) => log.warn('page not cancelled', { workflowId, error: String(error) })),
+      ),
+    );
   }
 
   /** Asks the oldest page for its entries, when it is time to. */

@@ -326,6 +326,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     if (retired()) {
       handingOver = true;
       await condition(allHandlersFinished);
+      await paging.discard();
       return;
     }
     if (timeToContinue() && lifetime.mayContinue()) break;

@@ -113,4 +113,10 @@ export const patches = {
    * before it have no token and are asked and answered as before.
    */
   pageTokens: 'pageTokens',
+  /**
+   * SPEC S5.10: a thread's conversation that retires with pages nobody read (its retention passed) asks
+   * each page workflow to cancel, so it ends too. Before it, those pages waited for good, each an open
+   * workflow for ever. Asked only when pages are left (workflows/conversation-paging.ts).
+   */
+  retiredPagesEnd: 'retiredPagesEnd',
 } as const satisfies Readonly<Record<string, string>>;

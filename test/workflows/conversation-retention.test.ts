@@ -8,6 +8,7 @@ import { ErrorKind } from '../../domain/errors';
 import { newId, relatedId } from '../../domain/ids';
 import type { ConversationNotification } from '../../domain/schemas';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
+import { patchesOf } from '../helpers/histories';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -102,6 +103,45 @@ test('nobody reads it: the conversation of a finished thread completes when the 
   expect(history.events?.length).toBeGreaterThan(3);
   await service.shutdown();
 }, 120_000);
+
+test('nobody reads it and it was paged: once its retention has passed, its page workflows end with it', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', conversationRetentionMs: 2_000 },
+  });
+  const root = service.rootControls();
+  // Eight replies of ~95 KB nobody reads pass the 512 KiB high-water mark: the rest goes to pages.
+  const writer = await root.spawn({
+    task: 'answer at length',
+    name: 'writer',
+    kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'w'.repeat(95_000) }]] },
+  });
+  for (let turn = 1; turn <= 8; turn++) {
+    if (turn > 1) await root.sendMessage({ recipient: writer.id, content: `go ${turn}`, triggerTurn: true });
+    await untilTurns(service, writer.id, turn);
+  }
+  const pages = (await temporal.client.workflow.getHandle(writer.conversationId).fetchHistory()).events
+    ?.map((event) => event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
+    .filter((id): id is string => id !== undefined && id !== null);
+  expect(pages?.length).toBeGreaterThan(0);
+  await root.close(writer.id);
+  await eventually(
+    () => statusOf(writer.conversationId),
+    (status) => status === 'COMPLETED',
+    'the unread conversation to complete after its retention period',
+  );
+  for (const page of pages ?? [])
+    expect([
+      page,
+      await eventually(
+        () => statusOf(page),
+        (status) => status !== 'RUNNING',
+        `${page} to end`,
+      ),
+    ]).toEqual([page, 'CANCELLED']);
+  const history = await temporal.client.workflow.getHandle(writer.conversationId).fetchHistory();
+  expect(patchesOf(history.events ?? [])).toContain('retiredPagesEnd');
+  await service.shutdown();
+}, 180_000);
 
 test('a receiver that starts a thread’s conversation before the thread does leaves it to the thread: it claims it', async () => {
   // The root's id is known before attach, so its conversation can be opened first, owner-less.
