@@ -2,7 +2,7 @@
 // conversation that nobody read was paged, and retires when its retention has passed; its page
 // workflows are asked to cancel.
 import type { Client } from '@temporalio/client';
-import { attachRun, eventually, untilClosed, untilTurns } from '../test/helpers/runs';
+import { attachRun, eventually, untilClosed, writerPastHighWater } from '../test/helpers/runs';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
@@ -11,15 +11,7 @@ export async function recordRetiredPages(client: Client, taskQueue: string): Pro
     grant: { owner: 'tests', conversationRetentionMs: 1_000 },
   });
   const root = service.rootControls();
-  const writer = await root.spawn({
-    task: 'answer at length',
-    name: 'writer',
-    kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'w'.repeat(95_000) }]] },
-  });
-  for (let turn = 1; turn <= 8; turn++) {
-    if (turn > 1) await root.sendMessage({ recipient: writer.id, content: `go ${turn}`, triggerTurn: true });
-    await untilTurns(service, writer.id, turn);
-  }
+  const writer = await writerPastHighWater(service);
   await root.close(writer.id);
   log(`the writer's unread conversation: ${await untilClosed(client, writer.conversationId)}`);
   await eventually(

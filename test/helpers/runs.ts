@@ -98,6 +98,24 @@ export const idleAgent = (name: string) => ({
   kernel: { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'done' }]] },
 });
 
+/**
+ * A sub-agent `writer` that has answered eight turns of ~95 KB each: unread, its conversation's backlog
+ * passes the default 512 KiB high-water mark, and the rest goes to page workflows.
+ */
+export async function writerPastHighWater(service: ThreadService): Promise<AgentThread> {
+  const root = service.rootControls();
+  const writer = await root.spawn({
+    task: 'answer at length',
+    name: 'writer',
+    kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'w'.repeat(95_000) }]] },
+  });
+  for (let turn = 1; turn <= 8; turn++) {
+    if (turn > 1) await root.sendMessage({ recipient: writer.id, content: `go ${turn}`, triggerTurn: true });
+    await untilTurns(service, writer.id, turn);
+  }
+  return writer;
+}
+
 /** A sub-agent `lead` whose first turn spawns `helper`; both have answered once, and wait. */
 export async function leadWithHelper(
   service: ThreadService,

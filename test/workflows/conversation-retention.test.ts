@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../domain/errors';
 import { newId, relatedId } from '../../domain/ids';
 import type { ConversationNotification } from '../../domain/schemas';
-import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
+import { attachRun, eventually, kitErrorOf, untilTurns, writerPastHighWater } from '../helpers/runs';
 import { patchesOf } from '../helpers/histories';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -109,16 +109,7 @@ test('nobody reads it and it was paged: once its retention has passed, its page 
     grant: { owner: 'tests', conversationRetentionMs: 2_000 },
   });
   const root = service.rootControls();
-  // Eight replies of ~95 KB nobody reads pass the 512 KiB high-water mark: the rest goes to pages.
-  const writer = await root.spawn({
-    task: 'answer at length',
-    name: 'writer',
-    kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'w'.repeat(95_000) }]] },
-  });
-  for (let turn = 1; turn <= 8; turn++) {
-    if (turn > 1) await root.sendMessage({ recipient: writer.id, content: `go ${turn}`, triggerTurn: true });
-    await untilTurns(service, writer.id, turn);
-  }
+  const writer = await writerPastHighWater(service);
   const pages = (await temporal.client.workflow.getHandle(writer.conversationId).fetchHistory()).events
     ?.map((event) => event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
     .filter((id): id is string => id !== undefined && id !== null);
