@@ -43,7 +43,7 @@ import { searchAttributes } from '../domain/search-attributes';
 import type { ApprovalPolicy } from '../domain/approval-policy';
 import { ApprovalGate, registerPolicyPushes } from './approval-gate';
 import { ControlTransport } from './control-transport';
-import { asFailure } from './failures';
+import { startFailure, workflowInput } from './workflow-input';
 import type { AgentControls } from './kernel';
 import { kernelFor, usesModelKernel } from './kernels';
 import { registerProofChecks, ThreadAuthority } from './thread-authority';
@@ -68,9 +68,9 @@ import { TaskBudget } from './task-budget';
 export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThread> {
   let input: AgentInput;
   try {
-    input = parseInput(AgentInput, rawInput, 'agent input');
+    input = workflowInput(AgentInput, rawInput, 'agent input');
   } catch (error) {
-    throw asFailure(error);
+    throw startFailure(error);
   }
   const resume = input.resume;
   // A carried record leaves its task to the spec (SPEC S3.10: one copy of each text in the input).

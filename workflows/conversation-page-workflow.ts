@@ -1,8 +1,7 @@
 import { condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { ConversationPageInput, PageRequest } from '../domain/conversation-pages';
 import { pageDeliveredSignal, pageRequestSignal } from '../domain/conversation-messages';
-import { parseInput } from '../domain/errors';
-import { asFailure } from './failures';
+import { startFailure, workflowInput } from './workflow-input';
 
 /**
  * Holds one page of a conversation's backlog outside the conversation's own state, so the
@@ -13,9 +12,9 @@ import { asFailure } from './failures';
 export async function conversationPageWorkflow(rawInput: ConversationPageInput): Promise<void> {
   let input: ConversationPageInput;
   try {
-    input = parseInput(ConversationPageInput, rawInput, 'conversation page input');
+    input = workflowInput(ConversationPageInput, rawInput, 'conversation page input');
   } catch (error) {
-    throw asFailure(error);
+    throw startFailure(error);
   }
   let requested = false;
   // SPEC S3.9: asked with the page's token (a page of before `pageTokens` has none, and is asked without).

@@ -35,7 +35,8 @@ import {
   pagingLimitsOf,
   type ParsedConversationInput,
 } from './conversation-input';
-import { asFailure, guarded } from './failures';
+import { guarded } from './failures';
+import { startFailure, workflowInput } from './workflow-input';
 import { KeptTimer } from './kept-timer';
 import { registerLiveOutput } from './live-output-handlers';
 import { PollSlots } from './poll-slots';
@@ -52,13 +53,13 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   let input: ParsedConversationInput;
   let journal: ConversationJournal;
   try {
-    input = parseInput(ConversationWorkflowInput, rawInput, 'conversation workflow input');
+    input = workflowInput(ConversationWorkflowInput, rawInput, 'conversation workflow input');
     const limits = pagingLimitsOf(input);
     journal = input.snapshot
       ? ConversationJournal.fromSnapshot(input.snapshot, limits)
       : ConversationJournal.create(input.conversationId, limits);
   } catch (error) {
-    throw asFailure(error);
+    throw startFailure(error);
   }
   let handingOver = false;
   const lifetime = new RunLifetime(input.continueAsNewAfterEvents, input.continueAsNewAfterUpdates);

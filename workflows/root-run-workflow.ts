@@ -12,7 +12,7 @@ import {
 import { attachRefusal } from '../domain/attach-rules';
 import { capabilityRefusal, rootCapability } from '../domain/capability';
 import { answerQuery, ControlRequest, ThreadReport, type RootRunResult } from '../domain/control';
-import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { ErrorKind, KitError } from '../domain/errors';
 import {
   controlRequestSignal,
   interruptSignal,
@@ -39,7 +39,7 @@ import { ApprovalGate } from './approval-gate';
 import { policyOrRefusal, TreeApprovalPolicy } from './tree-approval-policy';
 import { usageLine } from '../domain/usage';
 import { searchAttributes } from '../domain/search-attributes';
-import { asFailure } from './failures';
+import { startFailure, workflowInput } from './workflow-input';
 import { kernelFor } from './kernels';
 import { registerRootUpdates } from './root-updates';
 import { RootHost } from './root-host';
@@ -64,15 +64,15 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   let input: RootRunInput;
   let resume: RootResume | undefined;
   try {
-    input = parseInput(RootRunInput, rawInput, 'root run input');
-    resume = input.resume === undefined ? undefined : parseInput(RootResume, input.resume, 'resume');
+    input = workflowInput(RootRunInput, rawInput, 'root run input');
+    resume = input.resume === undefined ? undefined : workflowInput(RootResume, input.resume, 'resume');
     // SPEC S3.2: the rules of a new root hold for every caller, not only for the client library.
     const refusal = resume
       ? undefined
       : attachRefusal(input.rootThreadId, input.grant, workflowInfo().workflowId);
     if (refusal) throw refusal;
   } catch (error) {
-    throw asFailure(error);
+    throw startFailure(error);
   }
   const state = resume
     ? new RootRunState(resume.run)

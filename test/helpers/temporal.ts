@@ -1,9 +1,16 @@
 import { Client } from '@temporalio/client';
 import { connectTest } from './connection';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  type Worker,
+} from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { createActivities } from '../../activities';
-import { createAgentWorker } from '../../workers/create-worker';
+import { bundleOptions, createAgentWorker } from '../../workers/create-worker';
+import { quietLogger } from './quiet-logger';
 
 /** A connection to the run's shared dev server, plus workers on per-test task queues, all closed by close(). */
 export interface TestTemporal {
@@ -27,6 +34,22 @@ export function workflowBundlePath(): string {
   const path = process.env.AGENTS_KIT_TEST_BUNDLE;
   if (!path) throw new Error('AGENTS_KIT_TEST_BUNDLE is not set: run the tests through jest');
   return path;
+}
+
+/**
+ * The library's workflow bundle with one more workflow interceptor module from test/deploy (`name`,
+ * without extension): the code of another build, for the deploy tests.
+ */
+export async function bundleWith(name: string): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    ...bundleOptions,
+    workflowInterceptorModules: [
+      ...bundleOptions.workflowInterceptorModules,
+      require.resolve(`../deploy/${name}`),
+    ],
+    logger: quietLogger,
+  });
+  return code;
 }
 
 /** A task queue no other test uses. */

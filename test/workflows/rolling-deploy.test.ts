@@ -8,19 +8,17 @@
 // cannot replay A's history.
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { connectTest } from '../helpers/connection';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { temporal } from '@temporalio/proto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { bundleOptions } from '../../workers/create-worker';
 import { checkRun } from '../helpers/checker';
 import { runBusyRun, seededRandom } from '../helpers/busy-run';
-import { testServerAddress, uniqueTaskQueue, workflowBundlePath } from '../helpers/temporal';
+import { bundleWith, testServerAddress, uniqueTaskQueue, workflowBundlePath } from '../helpers/temporal';
 import { WorkerProcess } from '../helpers/worker-process';
-import { quietLogger } from '../helpers/quiet-logger';
 import { failedTasks } from '../helpers/task-answers';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -31,22 +29,12 @@ const workers: WorkerProcess[] = [];
 let buildB: string;
 let unpatchedB: string;
 
-/** The library's workflow bundle with one more workflow interceptor module (a build of its own). */
-async function bundleWith(module: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({
-    ...bundleOptions,
-    workflowInterceptorModules: [...bundleOptions.workflowInterceptorModules, require.resolve(module)],
-    logger: quietLogger,
-  });
-  return code;
-}
-
 beforeAll(async () => {
   connection = await connectTest({ address: testServerAddress() });
   const dir = mkdtempSync(join(tmpdir(), 'agents-kit-deploy-'));
   buildB = join(dir, 'build-b.js');
-  writeFileSync(buildB, await bundleWith('../deploy/build-b-interceptors'));
-  unpatchedB = await bundleWith('../deploy/build-b-unpatched-interceptors');
+  writeFileSync(buildB, await bundleWith('build-b-interceptors'));
+  unpatchedB = await bundleWith('build-b-unpatched-interceptors');
 }, 180_000);
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.kill()));

@@ -1,0 +1,84 @@
+import { patched } from '@temporalio/workflow';
+import type { z } from 'zod';
+import { protocolErrorFromZod } from '../domain/errors';
+import { asFailure } from './failures';
+import { patches } from './patches';
+
+/** The wire version this build speaks (SPEC S3.9); every workflow input of protocol v1 says 1. */
+const spokenVersion = 1;
+/** How many unknown fields a task failure's message names. */
+const namedAtMost = 5;
+
+/**
+ * Thrown for a workflow input that a newer build of agents-kit wrote. Not a Temporal failure, so it
+ * fails the workflow *task*, which Temporal retries until a worker that can read the input takes it.
+ */
+export class NewerBuildInput extends Error {
+  override readonly name = 'NewerBuildInput';
+}
+
+/**
+ * Parses what a workflow was started with, a carried snapshot included (SPEC S2, S7.6). Input that is
+ * only newer than this build — a `protocolVersion` above the one it speaks, or fields it does not know
+ * and nothing else wrong — is left for a newer worker: during a rolling deploy, a run the new build
+ * started or continued as new may reach an old worker first, and failing the run there would end it for
+ * good. Any other bad input fails the workflow as Protocol, naming the fields.
+ */
+export function workflowInput<Schema extends z.ZodType>(
+  schema: Schema,
+  raw: unknown,
+  what: string,
+): z.output<Schema> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const newer = newerThanThisBuild(raw, result.error.issues);
+  if (newer !== undefined && patched(patches.newerInputWaits)) {
+    throw new NewerBuildInput(
+      `${what} has ${newer}: written by a newer agents-kit build, so this workflow task is retried ` +
+        'until a worker of that build takes it',
+    );
+  }
+  throw protocolErrorFromZod(what, result.error);
+}
+
+/** What a workflow's start throws: a newer build's input as it is (a task failure), else a KitError failure. */
+export function startFailure(error: unknown): Error {
+  return error instanceof NewerBuildInput ? error : asFailure(error);
+}
+
+/** Says how `raw` is newer than this build, or undefined when it is simply wrong. */
+function newerThanThisBuild(raw: unknown, issues: readonly z.core.$ZodIssue[]): string | undefined {
+  const version =
+    typeof raw === 'object' && raw !== null
+      ? (raw as { protocolVersion?: unknown }).protocolVersion
+      : undefined;
+  if (typeof version === 'number' && Number.isInteger(version) && version > spokenVersion) {
+    return `protocol version ${version} (this build speaks ${spokenVersion})`;
+  }
+  const fields = unknownFieldsOnly(issues);
+  if (!fields || fields.length === 0) return undefined;
+  // A message of bounded size, however many entries carry the new fields.
+  const named = fields.slice(0, namedAtMost).join(', ');
+  const more = fields.length > namedAtMost ? ` and ${fields.length - namedAtMost} more` : '';
+  return `fields this build does not know (${named}${more})`;
+}
+
+/** The unknown fields that are all `issues` complain of, or undefined when something else is wrong. */
+function unknownFieldsOnly(issues: readonly z.core.$ZodIssue[]): string[] | undefined {
+  const fields: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const at = issue.path.map(String);
+      fields.push(...issue.keys.map((key) => [...at, key].join('.')));
+      continue;
+    }
+    // A union's input is newer when one of its shapes fits but for the unknown fields.
+    const branch =
+      issue.code === 'invalid_union'
+        ? issue.errors.map(unknownFieldsOnly).find((found) => found !== undefined && found.length > 0)
+        : undefined;
+    if (branch === undefined) return undefined;
+    fields.push(...branch.map((field) => [...issue.path.map(String), field].join('.')));
+  }
+  return fields;
+}
