@@ -15,7 +15,7 @@ import { patches } from './patches';
 export class OutsideEnds {
   constructor(
     private readonly state: RootRunState,
-    private readonly runKey: () => string,
+    private readonly runKey: string,
     private readonly host: {
       stopThreads(records: ThreadRecord[]): void;
       track(work: Promise<void>): void;
@@ -50,7 +50,7 @@ export class OutsideEnds {
     this.host.stopThreads(this.state.closeBelow(threadId, new Date().toISOString()));
     const thread = this.state.record(threadId)?.thread;
     if (!thread) return;
-    const from = mintCapability(this.runKey(), thread.rootId, this.state.lineageOf(thread.id), thread.id);
+    const from = mintCapability(this.runKey, thread.rootId, this.state.lineageOf(thread.id), thread.id);
     const notification = {
       id: newId('notification', uuid4),
       createdAt: new Date().toISOString(),

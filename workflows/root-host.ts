@@ -95,7 +95,7 @@ export class RootHost {
       options.answers,
       (threadId) => this.outside.closed(threadId),
     );
-    this.outside = new OutsideEnds(state, () => options.runKey, this);
+    this.outside = new OutsideEnds(state, options.runKey, this);
     this.self = rootCapability(options.runKey, state.rootId);
     this.transport = new ControlTransport(
       () => this.self,
