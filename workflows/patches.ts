@@ -120,7 +120,7 @@ export const patches = {
    */
   retiredPagesEnd: 'retiredPagesEnd',
   /**
-   * SPEC S2, S7.6: a workflow whose input only a newer build can read (a `protocolVersion` above 1, or
+   * SPEC S2, S7.6: a workflow whose input only a newer build can read (a `protocolVersion` or snapshot `schemaVersion` above 1, or
    * fields this build does not know and nothing else wrong) fails its workflow task, which Temporal
    * retries until a worker of that build takes it, instead of failing the run for good as Protocol. A
    * rolling deploy's new build may start or continue a run as new that an old worker reaches first.

@@ -4,8 +4,12 @@ import { protocolErrorFromZod } from '../domain/errors';
 import { asFailure } from './failures';
 import { patches } from './patches';
 
-/** The wire version this build speaks (SPEC S3.9); every workflow input of protocol v1 says 1. */
+/**
+ * The version this build knows of the wire (SPEC S3.9: `protocolVersion`) and of every carried snapshot
+ * (`schemaVersion`): 1 for all of protocol v1.
+ */
 const spokenVersion = 1;
+const versionFields = new Set(['protocolVersion', 'schemaVersion']);
 /** How many unknown fields a task failure's message names. */
 const namedAtMost = 5;
 
@@ -19,8 +23,8 @@ export class NewerBuildInput extends Error {
 
 /**
  * Parses what a workflow was started with, a carried snapshot included (SPEC S2, S7.6). Input that is
- * only newer than this build — a `protocolVersion` above the one it speaks, or fields it does not know
- * and nothing else wrong — is left for a newer worker: during a rolling deploy, a run the new build
+ * only newer than this build — a `protocolVersion` or snapshot `schemaVersion` above the one it knows,
+ * or fields it does not know and nothing else wrong — is left for a newer worker: during a rolling deploy, a run the new build
  * started or continued as new may reach an old worker first, and failing the run there would end it for
  * good. Any other bad input fails the workflow as Protocol, naming the fields.
  */
@@ -48,12 +52,12 @@ export function startFailure(error: unknown): Error {
 
 /** Says how `raw` is newer than this build, or undefined when it is simply wrong. */
 function newerThanThisBuild(raw: unknown, issues: readonly z.core.$ZodIssue[]): string | undefined {
-  const version =
-    typeof raw === 'object' && raw !== null
-      ? (raw as { protocolVersion?: unknown }).protocolVersion
-      : undefined;
-  if (typeof version === 'number' && Number.isInteger(version) && version > spokenVersion) {
-    return `protocol version ${version} (this build speaks ${spokenVersion})`;
+  for (const issue of issues) {
+    const name = issue.path.at(-1);
+    if (typeof name !== 'string' || !versionFields.has(name)) continue;
+    const version = valueAt(raw, issue.path);
+    if (typeof version === 'number' && Number.isInteger(version) && version > spokenVersion)
+      return `${issue.path.map(String).join('.')} ${version} (this build knows ${spokenVersion})`;
   }
   const fields = unknownFieldsOnly(issues);
   if (!fields || fields.length === 0) return undefined;
@@ -61,6 +65,16 @@ function newerThanThisBuild(raw: unknown, issues: readonly z.core.$ZodIssue[]): 
   const named = fields.slice(0, namedAtMost).join(', ');
   const more = fields.length > namedAtMost ? ` and ${fields.length - namedAtMost} more` : '';
   return `fields this build does not know (${named}${more})`;
+}
+
+/** The value at `path` in `raw`, or undefined. */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
 }
 
 /** The unknown fields that are all `issues` complain of, or undefined when something else is wrong. */

@@ -61,12 +61,18 @@ test('a run whose input a newer build wrote fails its task and stays running, sa
   const page = pageInput();
   const cases: [type: string, input: Input, named: string][] = [
     ['agentWorkflow', { ...agent, [newerField]: 1 }, newerField],
+    // A carried snapshot of a newer shape.
+    [
+      'agentWorkflow',
+      { ...agent, resume: { ...(agent.resume as Input), schemaVersion: 2 } },
+      'resume.schemaVersion 2',
+    ],
     // The root's carried snapshot is parsed on its own: a field added inside it.
     ['rootRunWorkflow', { ...root, resume: { ...(root.resume as Input), [newerField]: 1 } }, newerField],
     [
       'conversationWorkflow',
       { ...recordedInput('v1-conversation-23-continued_as_new.json'), protocolVersion: 2 },
-      'protocol version 2',
+      'protocolVersion 2',
     ],
     [
       'conversationPageWorkflow',
