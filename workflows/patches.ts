@@ -119,12 +119,4 @@ export const patches = {
    * workflow for ever. Asked only when pages are left (workflows/conversation-paging.ts).
    */
   retiredPagesEnd: 'retiredPagesEnd',
-  /**
-   * SPEC S2, S7.6: a workflow whose input only a newer build can read (a `protocolVersion` or snapshot `schemaVersion` above 1, or
-   * fields this build does not know and nothing else wrong) fails its workflow task, which Temporal
-   * retries until a worker of that build takes it, instead of failing the run for good as Protocol. A
-   * rolling deploy's new build may start or continue a run as new that an old worker reaches first.
-   * Asked only on that path (workflows/workflow-input.ts), whose task fails: no history holds it.
-   */
-  newerInputWaits: 'newerInputWaits',
 } as const satisfies Readonly<Record<string, string>>;

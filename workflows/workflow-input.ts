@@ -1,8 +1,6 @@
-import { patched } from '@temporalio/workflow';
 import type { z } from 'zod';
 import { protocolErrorFromZod } from '../domain/errors';
 import { asFailure } from './failures';
-import { patches } from './patches';
 
 /**
  * The version this build knows of the wire (SPEC S3.9: `protocolVersion`) and of every carried snapshot
@@ -23,10 +21,14 @@ export class NewerBuildInput extends Error {
 
 /**
  * Parses what a workflow was started with, a carried snapshot included (SPEC S2, S7.6). Input that is
- * only newer than this build — a `protocolVersion` or snapshot `schemaVersion` above the one it knows,
- * or fields it does not know and nothing else wrong — is left for a newer worker: during a rolling deploy, a run the new build
- * started or continued as new may reach an old worker first, and failing the run there would end it for
- * good. Any other bad input fails the workflow as Protocol, naming the fields.
+ * only newer than this build (a `protocolVersion` or snapshot `schemaVersion` above the one it knows,
+ * or fields it does not know and nothing else wrong) is left for a newer worker: during a rolling
+ * deploy an old worker may take a run's first task, or replay a run the new build has been running,
+ * and failing the run there would end it for good. Any other bad input fails the workflow as Protocol.
+ *
+ * Not behind a patch, on purpose: a run that replays here without a marker may be one the newer build
+ * started (it never asked), so a marker cannot tell the paths apart; and the old path only ever ended
+ * runs at their first task, so no open run's history takes it.
  */
 export function workflowInput<Schema extends z.ZodType>(
   schema: Schema,
@@ -36,7 +38,7 @@ export function workflowInput<Schema extends z.ZodType>(
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
   const newer = newerThanThisBuild(raw, result.error.issues);
-  if (newer !== undefined && patched(patches.newerInputWaits)) {
+  if (newer !== undefined) {
     throw new NewerBuildInput(
       `${what} has ${newer}: written by a newer agents-kit build, so this workflow task is retried ` +
         'until a worker of that build takes it',

@@ -1,7 +1,8 @@
-// SPEC S2, S7.6 (patch newerInputWaits): during a rolling deploy the new build may start a run, or continue
-// one as new, that an old worker reaches first. Input only a newer build can read (fields this build does
-// not know, or a protocolVersion above 1) fails the workflow task, which Temporal retries, instead of
-// failing the run for good; a worker of the newer build then takes it and the run goes on. Input that is
+// SPEC S2, S7.6: during a rolling deploy an old worker may take the first task of a run that the new build
+// started or continued as new, or replay one the new build has been running. Input only a newer build can
+// read (fields this build does not know, a protocolVersion or snapshot schemaVersion above 1) fails the
+// workflow task, which Temporal retries, instead of failing the run for good; a worker of the newer build
+// then takes it and the run goes on. Input that is
 // wrong, not only newer, still fails the run as Protocol at once. The inputs are real: each workflow
 // type's start input from the v1 golden histories (a continued-as-new run's, carrying its snapshot, where
 // one is recorded), with what a newer build would add.
@@ -109,34 +110,51 @@ test('input that is wrong as well as newer fails the run as Protocol, with no fa
   }
 });
 
-test('once the old worker is gone, a worker of the newer build takes the run and it goes on', async () => {
+test('a run the newer build started, reached mid-run by an old worker, waits for the newer build', async () => {
   const queue = uniqueTaskQueue('newer-input-deploy');
+  const code = await bundleWith('newer-build-interceptors');
+  const newerWorker = () =>
+    createAgentWorker({
+      connection: temporal.nativeConnection,
+      taskQueue: queue,
+      activities: createActivities(),
+      workflows: { workflowBundle: { code } },
+    });
+  const handle = temporal.client.workflow.getHandle(
+    await start('conversationPageWorkflow', { ...pageInput(), [newerField]: 1 }, queue),
+  );
+  // The newer build runs its first task: the page (recorded before page tokens) waits to be asked.
+  await (
+    await newerWorker()
+  ).runUntil(() =>
+    eventually(
+      async () => JSON.stringify(await historyEvents(temporal.client, handle.workflowId)),
+      (history) => history.includes('workflowTaskCompletedEventAttributes'),
+      'the newer build to complete the first task',
+    ),
+  );
+  // Only an old worker is left when the request comes: it replays the run, cannot read its input, and
+  // fails the task; the run stays as it was.
   const old = await temporal.startWorker({ taskQueue: queue });
-  const workflowId = await start('conversationPageWorkflow', { ...pageInput(), [newerField]: 1 }, queue);
-  expect(await failedTaskOf(workflowId)).toContain(newerField);
+  await handle.signal(pageRequestSignal);
+  expect(await failedTaskOf(handle.workflowId)).toContain(newerField);
+  expect((await handle.describe()).status.name).toBe('RUNNING');
   old.shutdown();
   await eventually(
     async () => old.getState(),
     (state) => state === 'STOPPED',
     'the old worker to stop',
   );
-
-  const code = await bundleWith('newer-build-interceptors');
-  const newer = await createAgentWorker({
-    connection: temporal.nativeConnection,
-    taskQueue: queue,
-    activities: createActivities(),
-    workflows: { workflowBundle: { code } },
-  });
-  await newer.runUntil(async () => {
-    // The page (recorded before page tokens) waits to be asked, then delivers and completes.
-    await eventually(
-      async () => JSON.stringify(await historyEvents(temporal.client, workflowId)),
-      (history) => history.includes('workflowTaskCompletedEventAttributes'),
-      'the newer worker to complete a task',
-      90_000,
+  // The newer build is back: a retry of the task reaches it, and the page delivers and completes.
+  await (
+    await newerWorker()
+  ).runUntil(async () => {
+    const closed = await eventually(
+      async () => (await handle.describe()).status.name,
+      (status) => status !== 'RUNNING',
+      'the page to complete on the newer build',
+      120_000,
     );
-    await temporal.client.workflow.getHandle(workflowId).signal(pageRequestSignal);
-    expect(await untilClosed(temporal.client, workflowId)).toBe('COMPLETED');
+    expect(closed).toBe('COMPLETED');
   });
-}, 180_000);
+}, 240_000);
