@@ -79,22 +79,17 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
-/** The unknown fields that are all `issues` complain of, or undefined when something else is wrong. */
+/**
+ * The unknown fields that are all `issues` complain of, or undefined when something else is wrong. (Zod
+ * reports a union member that fits but for unknown fields as that member's `unrecognized_keys`; an
+ * `invalid_union` means no member fits, which is wrong input, not newer.)
+ */
 function unknownFieldsOnly(issues: readonly z.core.$ZodIssue[]): string[] | undefined {
   const fields: string[] = [];
   for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      const at = issue.path.map(String);
-      fields.push(...issue.keys.map((key) => [...at, key].join('.')));
-      continue;
-    }
-    // A union's input is newer when one of its shapes fits but for the unknown fields.
-    const branch =
-      issue.code === 'invalid_union'
-        ? issue.errors.map(unknownFieldsOnly).find((found) => found !== undefined && found.length > 0)
-        : undefined;
-    if (branch === undefined) return undefined;
-    fields.push(...branch.map((field) => [...issue.path.map(String), field].join('.')));
+    if (issue.code !== 'unrecognized_keys') return undefined;
+    const at = issue.path.map(String);
+    fields.push(...issue.keys.map((key) => [...at, key].join('.')));
   }
   return fields;
 }
