@@ -5,6 +5,7 @@ import { recordApprovalPolicy } from './record-approval-policy';
 import { recordBudgets } from './record-budgets';
 import { recordCancelRequest } from './record-cancel-request';
 import { recordCancelWhileEnding } from './record-cancel-while-ending';
+import { recordCancelWhileReleasing } from './record-cancel-releasing';
 import {
   recordCancelClosesSubtree,
   recordChildCloseEnds,
@@ -35,6 +36,12 @@ export const scenarios: Record<
     record: recordCancelWhileEnding,
     prefix: 'cancelWhileEnding',
     selection: { takes: () => true },
+  },
+  // Patch `cancelWhileReleasing`: a cancel request while a root run or an agent prepares to continue as new.
+  '--cancel-releasing': {
+    record: recordCancelWhileReleasing,
+    prefix: 'cancelWhileReleasing',
+    selection: { takes: takesPatch('cancelWhileReleasing') },
   },
   // Patch `cancelClosesSubtree`: an agent with a live sub-agent cancelled from outside.
   '--cancel-subtree': {

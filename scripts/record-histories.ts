@@ -5,9 +5,9 @@
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
 // replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>`,
 // `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts), `--budgets`
-// (record-budgets.ts), `--cancel` (record-cancel-request.ts), `--cancel-ending`
-// (record-cancel-while-ending.ts), `--cancel-subtree`, `--child-close`, `--outside-ends`
-// (record-outside-ends.ts) and `--retired-pages` (record-retired-pages.ts) add runs beside them.
+// (record-budgets.ts), `--cancel` (record-cancel-request.ts), `--cancel-ending` (record-cancel-while-
+// ending.ts), `--cancel-releasing` (record-cancel-releasing.ts), `--cancel-subtree`, `--child-close`,
+// `--outside-ends` (record-outside-ends.ts), `--retired-pages` (record-retired-pages.ts) add runs beside.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';

@@ -288,11 +288,26 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     () => loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: () => lifetime.due }),
     () => ((closedAs = 'cancelled'), 'stopped' as const),
   );
-  if (exit === 'continue-as-new') {
-    await lifetime.ripen();
-    lifetime.releasing = true;
-    watch.release();
-    await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
+  const released =
+    exit === 'continue-as-new' &&
+    (await cancel.stopOn(
+      async () => {
+        await lifetime.ripen();
+        lifetime.releasing = true;
+        watch.release();
+        await condition(() => outgoing.size === 0 && conversation.idle && allHandlersFinished());
+        return true;
+      },
+      // Cancelled while releasing: the thread stays and ends as a close ends it.
+      () => {
+        closedAs = 'cancelled';
+        lifetime.releasing = false;
+        watch.stay();
+        return false;
+      },
+      'release',
+    ));
+  if (released) {
     const carried: AgentInput = {
       ...input,
       ...(gate ? { approvalPolicy: gate.policy } : {}),

@@ -27,13 +27,23 @@ export class CancelRequest {
     });
   }
 
-  /** Runs the main loop; on a cancel request, `stop()` says how the workflow ends instead. */
-  async stopOn<Exit>(run: () => Promise<Exit>, stop: () => Exit): Promise<Exit> {
+  /**
+   * Runs the main loop (or the release before continue-as-new, under its own patch); on a cancel
+   * request, `stop()` says how the workflow ends instead.
+   */
+  async stopOn<Exit>(
+    run: () => Promise<Exit>,
+    stop: () => Exit,
+    during: 'main loop' | 'release' = 'main loop',
+  ): Promise<Exit> {
     try {
       return await run();
     } catch (error) {
       const requested = CancellationScope.current().consideredCancelled;
-      if (!isCancellation(error) || !requested || !patched(patches.cancelRequestStops)) throw error;
+      if (!isCancellation(error) || !requested) throw error;
+      const stops =
+        during === 'release' ? patched(patches.cancelWhileReleasing) : patched(patches.cancelRequestStops);
+      if (!stops) throw error;
       this.stopped = true;
       return stop();
     }

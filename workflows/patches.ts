@@ -78,6 +78,15 @@ export const patches = {
    */
   cancelWhileEnding: 'cancelWhileEnding',
   /**
+   * SPEC S3.5, S7.3: a cancel request that comes while a root run or an agent prepares to continue as new
+   * (waiting out its pacing timer, or draining its side effects and handlers) stops it as one during its
+   * main loop does: the run stays, does what it had kept for its next run, and ends the way it stops (a
+   * root shuts its tree down), then as cancelled. Before it, the request tore the run down where it
+   * stood: a root left its sub-agents running and listed, an agent never reported its end. Asked only on
+   * that path (workflows/cancel-request.ts `stopOn`).
+   */
+  cancelWhileReleasing: 'cancelWhileReleasing',
+  /**
    * SPEC S4.8: an agent stopped by Temporal's cancel request (`cancelRequestStops`) takes its live
    * sub-agents with it, as a close does: when its end reaches the root run, the root closes the threads
    * below it. Before it, they ran on under an ended parent, still counted live. Asked only when the

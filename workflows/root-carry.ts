@@ -1,7 +1,11 @@
 import { jsonBytes } from '../domain/bytes';
 import type { ControlRequest, OutboxItem } from '../domain/control';
 import { carryBudgetBytes } from '../domain/run-snapshot';
+import type { RecentAnswer } from '../domain/recent-answers';
 import type { RunLifetime } from './run-lifetime';
+
+/** What a root run's predecessor carried into it: requests, side effects and recent answers. */
+export type CarriedIn = { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] };
 
 /**
  * What a root run keeps for its next run while it releases (SPEC S3.10): the tree's control requests and
@@ -25,6 +29,17 @@ export class RootCarry {
   /** Keeps a side effect for the next run: true when the run is releasing and it fits; false: do it now. */
   keepEffect(item: OutboxItem): boolean {
     return this.keep(item) && this.outbox.push(item) > 0;
+  }
+
+  /**
+   * The run stays after all (a cancel request while it released, SPEC S3.5): nothing more is kept, the
+   * side effects kept are `perform`ed now, and the requests kept are handed back to be answered.
+   */
+  giveBack(perform: (item: OutboxItem) => void): ControlRequest[] {
+    this.lifetime.releasing = false;
+    this.bytes = 0;
+    for (const item of this.outbox.splice(0)) perform(item);
+    return this.queued.splice(0);
   }
 
   private keep(value: ControlRequest | OutboxItem): boolean {

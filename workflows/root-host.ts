@@ -27,7 +27,7 @@ import type { AgentControls } from './kernel';
 import { rootThreadStarter, type ThreadStarter } from './thread-starter';
 import type { TaskBudget } from './task-budget';
 import type { ThreadOperations } from './thread-operations';
-import { RootCarry } from './root-carry';
+import { RootCarry, type CarriedIn } from './root-carry';
 import { OutsideEnds } from './outside-ends';
 import { fittedAnswer } from '../domain/answer-bounds';
 
@@ -71,10 +71,7 @@ export class RootHost {
       transcriptDelta?: boolean; // RootRunInput.transcriptDelta
       approvalPolicy?: TreeApprovalPolicy | undefined; // SPEC S11.4 (RootRunInput.approvalPolicy)
     },
-    carried: { queued: ControlRequest[]; outbox: OutboxItem[]; recent?: RecentAnswer[] } = {
-      queued: [],
-      outbox: [],
-    },
+    carried: CarriedIn = { queued: [], outbox: [] },
   ) {
     this.lifetime = new RunLifetime(options.continueAsNewAfterEvents);
     this.carry = new RootCarry(this.lifetime);
@@ -128,6 +125,11 @@ export class RootHost {
       recent: this.recent.snapshot(),
       operations: this.transport.operations,
     };
+  }
+
+  /** Stays in this run after releasing (SPEC S3.5): kept side effects are done; kept requests returned. */
+  stay(): ControlRequest[] {
+    return this.carry.giveBack((item) => this.perform(item));
   }
 
   /**

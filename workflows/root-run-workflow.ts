@@ -299,11 +299,23 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       () => ((ending ??= 'cancelled'), 'stopped' as const),
     );
     if (exit === 'continue-as-new') {
-      await host.lifetime.ripen();
-      host.lifetime.releasing = true;
-      watch.release();
-      await host.drain();
-      await condition(() => allHandlersFinished() && host.idle && conversation.idle);
+      const released = await cancel.stopOn(
+        async () => {
+          await host.lifetime.ripen();
+          host.lifetime.releasing = true;
+          watch.release();
+          await host.drain();
+          await condition(() => allHandlersFinished() && host.idle && conversation.idle);
+          return 'released' as const;
+        },
+        () => ((ending ??= 'cancelled'), 'stopped' as const),
+        'release',
+      );
+      // Cancelled while releasing: the run stays and shuts its tree down (what it kept is done then).
+      if (released === 'stopped') {
+        watch.stay();
+        break;
+      }
       const carried: RootResume = {
         schemaVersion: 1,
         run: state.snapshot(),
@@ -322,7 +334,11 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     if (exit === 'stopped' || state.counters.live === 0) break;
   }
   return await cancel.end(async () => {
-    const report = await host.shutdown();
+    const kept = host.stay();
+    const shutdown = host.shutdown();
+    // Requests kept for a next run are answered now, once admission has closed.
+    for (const request of kept) host.accept(request);
+    const report = await shutdown;
     state.threadEnded(state.rootId, ending ?? 'completed', new Date().toISOString(), true);
     showStatus();
     conversation.publish({

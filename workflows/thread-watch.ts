@@ -82,6 +82,11 @@ export class ThreadWatch {
     this.releasing = true;
   }
 
+  /** The run stays after all (a cancel request while it released): polls wait again. */
+  stay(): void {
+    this.releasing = false;
+  }
+
   /** Registers the `watch-thread` and `first-turn` updates, for callers `authority` admits. */
   register(authority: ThreadAuthority): void {
     const checkCaller = (capability: unknown) => authority.checkMayWatch(authority.caller(capability));
