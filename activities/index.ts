@@ -9,6 +9,7 @@ import type { McpTools } from './mcp-tools';
 import type { ModelPrices } from './model-prices';
 import { createModelProvider, type ModelProvider } from './providers';
 import { builtinTools, runRegisteredTool, type ToolDefinition } from './tools';
+import { threadWorkflowEnds } from './thread-ends';
 
 export { builtinTools, defineTool, type ToolDefinition } from './tools';
 export { createModelProvider, loadModelConfig, type ModelProvider } from './providers';
@@ -59,6 +60,7 @@ export function createActivities(dependencies: ActivityDependencies = {}) {
       : tools.find((tool) => tool.name === name)?.needsApproval === true;
   return {
     ...createModelActivities({ provider: model, tools, prices: dependencies.prices, mcp }),
+    threadWorkflowEnds,
     /** SPEC S11.4: whether the worker's tool `name` declares needsApproval (false for a tool it does not have). */
     async toolNeedsApproval(call: { name: string; threadId?: string }): Promise<boolean> {
       return toolNeedsApproval(call.name, call.threadId);

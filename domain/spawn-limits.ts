@@ -3,6 +3,9 @@ import type { ThreadRecord } from './run-snapshot';
 import { AgentLimits, isTerminal, toMicroUsd, type SpawnRequest } from './schemas';
 import type { ThreadRegistry } from './thread-registry';
 
+/** The most threads a root run asks about at once when admission is full (workflows/outside-ends.ts). */
+export const maxThreadsAsked = 1_000;
+
 /**
  * SPEC S4.1 quotas: for the spawning thread and every ancestor, in that order, depth, live threads,
  * lifetime spawns and token budget (and dollar budget, SPEC S11.3) within its limits. QuotaExceeded names the first one reached.

@@ -9,6 +9,7 @@ import { recordCancelWhileReleasing } from './record-cancel-releasing';
 import {
   recordCancelClosesSubtree,
   recordChildCloseEnds,
+  recordEarlierRunEnds,
   recordOutsideEndsWindDown,
 } from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
@@ -61,6 +62,12 @@ export const scenarios: Record<
     record: recordOutsideEndsWindDown,
     prefix: 'outsideEndsWindDown',
     selection: { takes: takesPatch('outsideEndsWindDown') },
+  },
+  // Patch `earlierRunEndsChecked`: a spawn refused for room finds an earlier run's agent terminated.
+  '--earlier-ends': {
+    record: recordEarlierRunEnds,
+    prefix: 'earlierRunEndsChecked',
+    selection: { takes: takesPatch('earlierRunEndsChecked') },
   },
   // Patch `retiredPagesEnd`: an unread, paged conversation retires; its pages are cancelled.
   '--retired-pages': {

@@ -7,7 +7,8 @@
 // `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts), `--budgets`
 // (record-budgets.ts), `--cancel` (record-cancel-request.ts), `--cancel-ending` (record-cancel-while-
 // ending.ts), `--cancel-releasing` (record-cancel-releasing.ts), `--cancel-subtree`, `--child-close`,
-// `--outside-ends` (record-outside-ends.ts), `--retired-pages` (record-retired-pages.ts) add runs beside.
+// `--outside-ends`, `--earlier-ends` (record-outside-ends.ts), `--retired-pages` (record-retired-pages.ts)
+// add runs beside them.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';

@@ -4,9 +4,17 @@
 // would have. `--child-close` (patch `childCloseEnds`): an agent's workflow is terminated; the root ends
 // it as failed when Temporal tells it the child closed. `--outside-ends` (patch `outsideEndsWindDown`):
 // a terminated agent's sub-agent is closed and its conversation told; an agent terminated after its
-// root continued as new is found gone by the shutdown's close.
+// root continued as new is found gone by the shutdown's close. `--earlier-ends`: see below.
 import type { Client } from '@temporalio/client';
-import { attachRun, eventually, leadWithHelper, untilTurns } from '../test/helpers/runs';
+import { ThreadControls } from '../client/thread-controls';
+import {
+  attachRun,
+  eventually,
+  idleAgent,
+  leadWithHelper,
+  untilClosed,
+  untilTurns,
+} from '../test/helpers/runs';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
@@ -62,4 +70,29 @@ export async function recordOutsideEndsWindDown(client: Client, taskQueue: strin
   await eventually(runOf, (run) => run !== firstRun, 'the root to continue as new');
   await client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
   log(`terminated an agent of the root's earlier run; shutdown: ${JSON.stringify(await service.shutdown())}`);
+}
+
+/**
+ * `--earlier-ends` (patch `earlierRunEndsChecked`): with room for one agent, an agent terminated after
+ * its root continued as new; the next spawn, refused for room, makes the root ask and is admitted.
+ */
+export async function recordEarlierRunEnds(client: Client, taskQueue: string): Promise<void> {
+  const service = await attachRun(client, taskQueue, {
+    continueAsNewAfterEvents: 100,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 1 },
+  });
+  const root = service.rootControls();
+  const doomed = await root.spawn(idleAgent('doomed'));
+  await untilTurns(service, doomed.id, 1);
+  const runOf = async () => (await client.workflow.getHandle(service.rootThreadId).describe()).runId;
+  const firstRun = await runOf();
+  const asDoomed = new ThreadControls(service.handle, await service.capabilityOf(doomed.id));
+  for (let n = 0; (await runOf()) === firstRun && n < 500; n++)
+    await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
+  await client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
+  await untilClosed(client, doomed.id);
+  const next = await root.spawn(idleAgent('next'));
+  await untilTurns(service, next.id, 1);
+  log(`a spawn after the earlier run's agent was terminated: ${next.id}`);
+  await service.shutdown();
 }

@@ -1,9 +1,21 @@
-import { getExternalWorkflowHandle, patched, uuid4 } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, log, patched, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { KitError } from '../domain/errors';
+import { isTerminal } from '../domain/schemas';
+import { maxThreadsAsked } from '../domain/spawn-limits';
 import { mintCapability } from '../domain/capability';
 import { newId, relatedId } from '../domain/ids';
 import { publishSignal } from '../domain/conversation-messages';
 import type { RootRunState, ThreadRecord } from '../domain/run-state';
 import { patches } from './patches';
+
+/** How often, at most, a root run asks whether its earlier runs' threads still run (workflow time). */
+export const askEveryMs = 30_000;
+
+const { threadWorkflowEnds } = proxyLocalActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 3 },
+});
 
 /**
  * A thread whose workflow ended without saying so — terminated from the Web UI or CLI, timed out, or
@@ -43,6 +55,49 @@ export class OutsideEnds {
     this.state.threadEnded(threadId, record.thread.status, new Date().toISOString(), true);
     this.windDown(threadId);
     return true;
+  }
+
+  /**
+   * `admit()`, or — refused for room (maxConcurrent) while threads started by the run's earlier runs
+   * count live — a promise of `admit()` again once it has asked whether their workflows still run and
+   * wound down those that ended (patch `earlierRunEndsChecked`). Temporal tells a run only of the closes
+   * of the workflows it started itself (`startedHere`), so one terminated after its root continued as
+   * new held its slot for good. Asked at most once per {@link askEveryMs}: the ask is a local activity.
+   */
+  admit<Admitted>(
+    admit: () => Admitted,
+    startedHere: ReadonlyMap<string, unknown>,
+  ): Admitted | Promise<Admitted> {
+    try {
+      return admit();
+    } catch (error) {
+      const earlier = this.state
+        .liveBelow(this.state.rootId)
+        .map((record) => record.thread.id)
+        .filter((threadId) => !startedHere.has(threadId));
+      const full =
+        KitError.is(error) && (error.details as { limit?: unknown } | undefined)?.limit === 'maxConcurrent';
+      if (!full || earlier.length === 0 || Date.now() - this.askedAt < askEveryMs) throw error;
+      if (!patched(patches.earlierRunEndsChecked)) throw error;
+      this.askedAt = Date.now();
+      return this.windDownEnded(earlier).then(admit);
+    }
+  }
+
+  private askedAt = -Infinity;
+
+  /** Asks whether the threads' workflows still run; ends and winds down those that do not. */
+  private async windDownEnded(threadIds: string[]): Promise<void> {
+    const ended = await threadWorkflowEnds(threadIds.slice(0, maxThreadsAsked)).catch((error: unknown) => {
+      log.warn('could not ask whether threads of earlier runs still run', { error: String(error) });
+      return [];
+    });
+    for (const { threadId, status } of ended) {
+      const record = this.state.record(threadId);
+      if (!record || record.ended || isTerminal(record.thread.status)) continue;
+      this.state.threadEnded(threadId, status, new Date().toISOString(), true);
+      this.windDown(threadId);
+    }
   }
 
   /** Its status is the one its record ended with (a close before it decides: cancelled). */

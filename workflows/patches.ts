@@ -113,6 +113,15 @@ export const patches = {
    */
   outsideEndsWindDown: 'outsideEndsWindDown',
   /**
+   * SPEC S4.1, S4.8: a spawn refused for room (maxConcurrent) while threads started by the root's earlier
+   * runs count live makes the root ask whether their workflows still run (the local activity
+   * `threadWorkflowEnds`, at most once per 30 s); those that closed are ended as Temporal closed them and
+   * wound down (`outsideEndsWindDown`), and the spawn is admitted again. Temporal tells a run only of the
+   * closes of workflows it started itself, so before it a sub-agent terminated after its root continued
+   * as new held its slot until it was closed. Asked only on that path (workflows/outside-ends.ts).
+   */
+  earlierRunEndsChecked: 'earlierRunEndsChecked',
+  /**
    * SPEC S3.9, S3.10: a conversation's page workflows are asked for their entries, and deliver them, with
    * a token each page holds in its input and its conversation in its reference to it (a UUID of the
    * conversation's). Before it, anyone who could signal and list workflows could ask a page that was not

@@ -31,6 +31,11 @@ export class RootCarry {
     return this.keep(item) && this.outbox.push(item) > 0;
   }
 
+  /** What is kept, as the next run's input carries it. */
+  kept(): { queued: ControlRequest[]; outbox: OutboxItem[] } {
+    return { queued: [...this.queued], outbox: [...this.outbox] };
+  }
+
   /**
    * The run stays after all (a cancel request while it released, SPEC S3.5): nothing more is kept, the
    * side effects kept are `perform`ed now, and the requests kept are handed back to be answered.

@@ -12,7 +12,7 @@ import {
   type ReconcileResult,
   type ShutdownReport,
 } from '../domain/control';
-import { RecentAnswerLog, rootRememberedAnswers, type RecentAnswer } from '../domain/recent-answers';
+import { RecentAnswerLog, rootRememberedAnswers } from '../domain/recent-answers';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { isThreadOperation, ownerOf } from '../domain/operations';
@@ -113,18 +113,8 @@ export class RootHost {
   readonly recent: RecentAnswerLog;
 
   /** Control requests and side effects that arrived while releasing, to carry into the next run. */
-  get carried(): {
-    queued: ControlRequest[];
-    outbox: OutboxItem[];
-    recent: RecentAnswer[];
-    operations: number;
-  } {
-    return {
-      queued: [...this.carry.queued],
-      outbox: [...this.carry.outbox],
-      recent: this.recent.snapshot(),
-      operations: this.transport.operations,
-    };
+  get carried(): Required<CarriedIn> & { operations: number } {
+    return { ...this.carry.kept(), recent: this.recent.snapshot(), operations: this.transport.operations };
   }
 
   /** Stays in this run after releasing (SPEC S3.5): kept side effects are done; kept requests returned. */
@@ -347,12 +337,15 @@ export class RootHost {
     remoteTarget: string | undefined,
   ): Promise<AgentThread> {
     const taskQueue = remoteTarget ? this.state.remoteTaskQueue(remoteTarget) : workflowInfo().taskQueue;
-    const admission = this.state.admit(scope, request, {
+    const placement = {
       threadId: newId('thread', uuid4),
       taskQueue,
       remoteTarget,
       now: new Date().toISOString(),
-    });
+    };
+    // Refused for room while threads of earlier runs count live, it asks whether they still run first.
+    const admitting = this.outside.admit(() => this.state.admit(scope, request, placement), this.started);
+    const admission = admitting instanceof Promise ? await admitting : admitting;
     const { record, request: admitted } = admission;
     if (!admission.existing) {
       const { task, name, instructions, model, kernel, history } = admitted;

@@ -5,12 +5,22 @@
 // the thread ended, and a close that finds its workflow gone (ended after the run that started it
 // continued as new, which Temporal no longer tells the root) confirms its end.
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
-import type { ThreadService } from '../../client/thread-service';
+import type { AttachOptions, ThreadService } from '../../client/thread-service';
 import { relatedId } from '../../domain/ids';
 import type { AgentThread } from '../../domain/schemas';
 import { closedAs, threadEndOf } from '../helpers/closing';
 import { patchesOf } from '../helpers/histories';
-import { attachRun, eventually, idleAgent, leadWithHelper, untilTurns } from '../helpers/runs';
+import {
+  attachRun,
+  eventually,
+  idleAgent,
+  kitErrorOf,
+  leadWithHelper,
+  untilClosed,
+  untilTurns,
+} from '../helpers/runs';
+import { ThreadControls } from '../../client/thread-controls';
+import { ErrorKind } from '../../domain/errors';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -92,22 +102,33 @@ test('a terminated agent takes its live sub-agents with it, as a close does', as
   expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
 }, 120_000);
 
-test('an agent terminated after its root continued as new: a shutdown finds it gone and does not wait for it', async () => {
+/**
+ * A root run that continues as new after 100 events, with one idle agent, `doomed`; `continued()` says
+ * whether the root has continued as new since.
+ */
+async function rootWithDoomed(overrides: Partial<AttachOptions>) {
   const service = await attachRun(temporal.client, taskQueue, {
     continueAsNewAfterEvents: 100,
-    shutdownGraceMs: 60_000,
-    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 20 },
+    ...overrides,
   });
-  const root = service.rootControls();
   const rootRun = async () =>
     (await temporal.client.workflow.getHandle(service.rootThreadId).describe()).runId;
   const firstRun = await rootRun();
+  const root = service.rootControls();
   const doomed = await root.spawn(idleAgent('doomed'));
   await untilTurns(service, doomed.id, 1);
+  return { service, root, doomed, continued: async () => (await rootRun()) !== firstRun };
+}
+
+test('an agent terminated after its root continued as new: a shutdown finds it gone and does not wait for it', async () => {
+  const { service, root, doomed, continued } = await rootWithDoomed({
+    shutdownGraceMs: 60_000,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 20 },
+  });
   // Enough spawns for its history to pass 100 events: the root continues as new, and its next run no
   // longer hears of the doomed agent's close.
   for (let index = 0; index < 12; index++) await root.spawn(idleAgent(`filler-${index}`));
-  await eventually(rootRun, (run) => run !== firstRun, 'the root to continue as new');
+  await eventually(continued, (yes) => yes, 'the root to continue as new');
   await terminate(doomed);
   const report = await service.shutdown();
   expect(report.unconfirmed).toEqual([]);
@@ -115,4 +136,29 @@ test('an agent terminated after its root continued as new: a shutdown finds it g
   expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'cancelled' });
   expect(await rootPatches(service)).toContain('outsideEndsWindDown');
   expect(await closedAs(temporal.client, service.rootThreadId)).toBe('COMPLETED');
+}, 180_000);
+
+test('a spawn refused for room asks whether agents of the root’s earlier runs still run: a terminated one frees its slot', async () => {
+  const { service, root, doomed, continued } = await rootWithDoomed({
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 1 },
+  });
+  // Its messages to the root pass the root's 100 events: the root continues as new, and its next run
+  // no longer hears of the doomed agent's close.
+  const asDoomed = new ThreadControls(service.handle, await service.capabilityOf(doomed.id));
+  for (let n = 0; !(await continued()); n++) {
+    if (n > 500) throw new Error('the root never continued as new');
+    await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
+  }
+  await terminate(doomed);
+  await untilClosed(temporal.client, doomed.id);
+
+  // The only slot is the doomed agent's: the refused spawn asks, finds it terminated, and is admitted.
+  const next = await root.spawn(idleAgent('next'));
+  await untilTurns(service, next.id, 1);
+  expect((await root.loadThread(doomed.id))?.status).toBe('failed');
+  expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'failed' });
+  expect(await rootPatches(service)).toContain('earlierRunEndsChecked');
+  // A live agent holds the slot now: the next spawn is refused as before.
+  expect((await kitErrorOf(root.spawn(idleAgent('third')))).kind).toBe(ErrorKind.QuotaExceeded);
+  expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
 }, 180_000);
