@@ -10,6 +10,7 @@ import {
   recordCancelClosesSubtree,
   recordChildCloseEnds,
   recordEarlierRunEnds,
+  recordEarlierRunEndsOnWait,
   recordOutsideEndsWindDown,
 } from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
@@ -68,6 +69,12 @@ export const scenarios: Record<
     record: recordEarlierRunEnds,
     prefix: 'earlierRunEndsChecked',
     selection: { takes: takesPatch('earlierRunEndsChecked') },
+  },
+  // Patch `earlierRunEndsOnWait`: a wait finds an earlier run's agent terminated mid-turn.
+  '--earlier-ends-wait': {
+    record: recordEarlierRunEndsOnWait,
+    prefix: 'earlierRunEndsOnWait',
+    selection: { takes: takesPatch('earlierRunEndsOnWait') },
   },
   // Patch `retiredPagesEnd`: an unread, paged conversation retires; its pages are cancelled.
   '--retired-pages': {

@@ -4,12 +4,14 @@
 // would have. `--child-close` (patch `childCloseEnds`): an agent's workflow is terminated; the root ends
 // it as failed when Temporal tells it the child closed. `--outside-ends` (patch `outsideEndsWindDown`):
 // a terminated agent's sub-agent is closed and its conversation told; an agent terminated after its
-// root continued as new is found gone by the shutdown's close. `--earlier-ends`: see below.
+// root continued as new is found gone by the shutdown's close. `--earlier-ends`, `--earlier-ends-wait`: below.
 import type { Client } from '@temporalio/client';
 import { ThreadControls } from '../client/thread-controls';
+import type { SpawnRequestInput } from '../domain/schemas';
 import {
   attachRun,
   eventually,
+  askingAgent,
   idleAgent,
   leadWithHelper,
   untilClosed,
@@ -73,26 +75,65 @@ export async function recordOutsideEndsWindDown(client: Client, taskQueue: strin
 }
 
 /**
- * `--earlier-ends` (patch `earlierRunEndsChecked`): with room for one agent, an agent terminated after
- * its root continued as new; the next spawn, refused for room, makes the root ask and is admitted.
+ * A root run that continues as new after 100 events, with one agent `doomed` whose first turn has ended
+ * and whose messages have pushed the root into its next run.
  */
-export async function recordEarlierRunEnds(client: Client, taskQueue: string): Promise<void> {
+async function doomedOfEarlierRun(
+  client: Client,
+  taskQueue: string,
+  grant: { maxConcurrent?: number },
+  spec: SpawnRequestInput,
+) {
   const service = await attachRun(client, taskQueue, {
     continueAsNewAfterEvents: 100,
-    grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 1 },
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, ...grant },
   });
   const root = service.rootControls();
-  const doomed = await root.spawn(idleAgent('doomed'));
+  const doomed = await root.spawn(spec);
   await untilTurns(service, doomed.id, 1);
   const runOf = async () => (await client.workflow.getHandle(service.rootThreadId).describe()).runId;
   const firstRun = await runOf();
   const asDoomed = new ThreadControls(service.handle, await service.capabilityOf(doomed.id));
   for (let n = 0; (await runOf()) === firstRun && n < 500; n++)
     await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
+  return { service, root, doomed };
+}
+
+/**
+ * `--earlier-ends` (patch `earlierRunEndsChecked`): with room for one agent, an agent terminated after
+ * its root continued as new; the next spawn, refused for room, makes the root ask and is admitted.
+ */
+export async function recordEarlierRunEnds(client: Client, taskQueue: string): Promise<void> {
+  const { service, root, doomed } = await doomedOfEarlierRun(
+    client,
+    taskQueue,
+    { maxConcurrent: 1 },
+    idleAgent('doomed'),
+  );
   await client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
   await untilClosed(client, doomed.id);
   const next = await root.spawn(idleAgent('next'));
   await untilTurns(service, next.id, 1);
   log(`a spawn after the earlier run's agent was terminated: ${next.id}`);
+  await service.shutdown();
+}
+
+/**
+ * `--earlier-ends-wait` (patch `earlierRunEndsOnWait`): an agent of the root's earlier run, terminated
+ * mid-turn (waiting for an answer); a wait on it asks first and answers it failed.
+ */
+export async function recordEarlierRunEndsOnWait(client: Client, taskQueue: string): Promise<void> {
+  const { service, root, doomed } = await doomedOfEarlierRun(client, taskQueue, {}, askingAgent('doomed'));
+  await root.sendMessage({ recipient: doomed.id, content: 'go on', triggerTurn: true });
+  await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'running',
+    'the root to list the agent running',
+  );
+  await client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
+  await untilClosed(client, doomed.id);
+  log(
+    `a wait on the terminated agent: ${JSON.stringify(await root.wait({ threadIds: [doomed.id], timeoutMs: 40_000 }))}`,
+  );
   await service.shutdown();
 }

@@ -301,7 +301,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       // Cancelled while releasing: the thread stays and ends as a close ends it.
       () => {
         closedAs = 'cancelled';
-        lifetime.releasing = false;
+        lifetime.stay();
         watch.stay();
         return false;
       },

@@ -32,6 +32,8 @@ export class OutsideEnds {
       stopThreads(records: ThreadRecord[]): void;
       track(work: Promise<void>): void;
     },
+    /** The threads this run started: Temporal tells it of their closes. */
+    private readonly startedHere: ReadonlyMap<string, unknown>,
   ) {}
 
   /**
@@ -61,20 +63,17 @@ export class OutsideEnds {
    * `admit()`, or — refused for room (maxConcurrent) while threads started by the run's earlier runs
    * count live — a promise of `admit()` again once it has asked whether their workflows still run and
    * wound down those that ended (patch `earlierRunEndsChecked`). Temporal tells a run only of the closes
-   * of the workflows it started itself (`startedHere`), so one terminated after its root continued as
+   * of the workflows it started itself, so one terminated after its root continued as
    * new held its slot for good. Asked at most once per {@link askEveryMs}: the ask is a local activity.
    */
-  admit<Admitted>(
-    admit: () => Admitted,
-    startedHere: ReadonlyMap<string, unknown>,
-  ): Admitted | Promise<Admitted> {
+  admit<Admitted>(admit: () => Admitted): Admitted | Promise<Admitted> {
     try {
       return admit();
     } catch (error) {
       const earlier = this.state
         .liveBelow(this.state.rootId)
         .map((record) => record.thread.id)
-        .filter((threadId) => !startedHere.has(threadId));
+        .filter((threadId) => !this.startedHere.has(threadId));
       const full =
         KitError.is(error) && (error.details as { limit?: unknown } | undefined)?.limit === 'maxConcurrent';
       if (!full || earlier.length === 0 || Date.now() - this.askedAt < askEveryMs) throw error;
@@ -82,6 +81,30 @@ export class OutsideEnds {
       this.askedAt = Date.now();
       return this.windDownEnded(earlier).then(admit);
     }
+  }
+
+  /**
+   * Before a wait on threads none of which is idle or ended (SPEC S4.7): when one of them was started by
+   * an earlier run, a promise that settles once it has asked whether their workflows still run and wound down those
+   * that ended, so a wait on a thread terminated after its root continued as new answers at once instead
+   * of at its timeout (patch `earlierRunEndsOnWait`). Undefined when there is nothing to ask (no await:
+   * the wait issues its commands as before), and within {@link askEveryMs} of the last ask.
+   */
+  beforeWait(threadIds: readonly string[]): Promise<void> | undefined {
+    const earlier = threadIds.filter((threadId) => {
+      const record = this.state.record(threadId);
+      return (
+        record &&
+        !record.ended &&
+        !isTerminal(record.thread.status) &&
+        threadId !== this.state.rootId &&
+        !this.startedHere.has(threadId)
+      );
+    });
+    if (earlier.length === 0 || Date.now() - this.askedAt < askEveryMs) return undefined;
+    if (!patched(patches.earlierRunEndsOnWait)) return undefined;
+    this.askedAt = Date.now();
+    return this.windDownEnded(earlier);
   }
 
   private askedAt = -Infinity;

@@ -122,6 +122,14 @@ export const patches = {
    */
   earlierRunEndsChecked: 'earlierRunEndsChecked',
   /**
+   * SPEC S4.7: a wait on threads that are not idle, one of them started by the root's earlier runs,
+   * first asks whether their workflows still run (`threadWorkflowEnds`, at most once per 30 s, shared
+   * with `earlierRunEndsChecked`) and winds down those that closed. Before it, a wait on a sub-agent
+   * terminated mid-turn after its root continued as new ran to its timeout and answered it `running`.
+   * Asked only on that path (workflows/outside-ends.ts).
+   */
+  earlierRunEndsOnWait: 'earlierRunEndsOnWait',
+  /**
    * SPEC S3.9, S3.10: a conversation's page workflows are asked for their entries, and deliver them, with
    * a token each page holds in its input and its conversation in its reference to it (a UUID of the
    * conversation's). Before it, anyone who could signal and list workflows could ask a page that was not

@@ -41,7 +41,7 @@ export class RootCarry {
    * side effects kept are `perform`ed now, and the requests kept are handed back to be answered.
    */
   giveBack(perform: (item: OutboxItem) => void): ControlRequest[] {
-    this.lifetime.releasing = false;
+    this.lifetime.stay();
     this.bytes = 0;
     for (const item of this.outbox.splice(0)) perform(item);
     return this.queued.splice(0);

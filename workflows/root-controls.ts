@@ -7,6 +7,8 @@ import { isTerminal, SendMessageRequest, type ControlScope, type InterAgentMessa
 import { callBudget } from './call-budget';
 import type { AgentControls } from './kernel';
 import type { RootHost } from './root-host';
+import type { OutsideEnds } from './outside-ends';
+import type { RunLifetime } from './run-lifetime';
 
 /**
  * The controls of the root kernel for its turn `turn`: bound to the root's scope, and stale once that
@@ -70,7 +72,8 @@ export async function waitForTurns(
   state: RootRunState,
   scope: ControlScope,
   rawRequest: unknown,
-  releasing: () => boolean,
+  lifetime: Pick<RunLifetime, 'releasing'>,
+  earlier: Pick<OutsideEnds, 'beforeWait'>,
 ): Promise<WaitResult> {
   const request = parseInput(WaitRequest, rawRequest, 'wait request');
   for (const threadId of request.threadIds) {
@@ -80,11 +83,16 @@ export async function waitForTurns(
   }
   const threads = () => request.threadIds.map((threadId) => state.record(threadId)!.thread);
   const settled = () => threads().some((thread) => thread.status === 'idle' || isTerminal(thread.status));
+  // Threads its earlier runs started may have ended unheard of: asked first (no await when not asked).
+  const asking = request.timeoutMs === 0 || settled() ? undefined : earlier.beforeWait(request.threadIds);
+  if (asking) await asking;
   const ready =
-    request.timeoutMs === 0 ? settled() : await condition(() => settled() || releasing(), request.timeoutMs);
+    request.timeoutMs === 0
+      ? settled()
+      : await condition(() => settled() || lifetime.releasing, request.timeoutMs);
   return {
     timedOut: !ready || !settled(),
-    ...(releasing() && !settled() ? { resume: true } : {}),
+    ...(lifetime.releasing && !settled() ? { resume: true } : {}),
     outcomes: threads().map((thread) => ({
       threadId: thread.id,
       status: thread.status,

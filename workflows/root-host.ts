@@ -92,7 +92,7 @@ export class RootHost {
       options.answers,
       (threadId) => this.outside.closed(threadId),
     );
-    this.outside = new OutsideEnds(state, options.runKey, this);
+    this.outside = new OutsideEnds(state, options.runKey, this, this.started);
     this.self = rootCapability(options.runKey, state.rootId);
     this.transport = new ControlTransport(
       () => this.self,
@@ -272,7 +272,7 @@ export class RootHost {
       case 'list-threads':
         return this.state.list(scope);
       case 'wait':
-        return waitForTurns(this.state, scope, operation.request, () => this.lifetime.releasing);
+        return waitForTurns(this.state, scope, operation.request, this.lifetime, this.outside);
       case 'interrupt':
         return this.interrupt(scope, operation.threadId);
       case 'close':
@@ -344,7 +344,9 @@ export class RootHost {
       now: new Date().toISOString(),
     };
     // Refused for room while threads of earlier runs count live, it asks whether they still run first.
-    const admitting = this.outside.admit(() => this.state.admit(scope, request, placement), this.started);
+    const admitting = this.outside.admit(() => this.state.admit(scope, request, placement));
+    // Awaited only when the ask runs: one more await on the happy path would let other handlers' commands
+    // in before this start, and histories recorded before the ask existed would no longer replay.
     const admission = admitting instanceof Promise ? await admitting : admitting;
     const { record, request: admitted } = admission;
     if (!admission.existing) {

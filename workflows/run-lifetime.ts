@@ -83,6 +83,11 @@ export class RunLifetime {
     if (!this.mayContinue()) await condition(() => this.age === 'old-enough');
   }
 
+  /** The run stays after all (a cancel request while it released, SPEC S3.5): updates are taken again. */
+  stay(): void {
+    this.releasing = false;
+  }
+
   /** Throws the retryable refusal while the run is continuing as new (call it in validators). */
   refuseWhileReleasing(): void {
     if (this.releasing)

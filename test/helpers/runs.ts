@@ -98,6 +98,19 @@ export const idleAgent = (name: string) => ({
   kernel: { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'done' }]] },
 });
 
+/** A sub-agent that answers its first turn and, in its second, waits for an answer to a question. */
+export const askingAgent = (name: string) => ({
+  name,
+  task: 'answer once, then ask',
+  kernel: {
+    type: 'scripted' as const,
+    turns: [
+      [{ type: 'reply' as const, text: 'ready' }],
+      [{ type: 'ask' as const, kind: 'question' as const, prompt: 'Which one?' }],
+    ],
+  },
+});
+
 /**
  * A sub-agent `writer` that has answered eight turns of ~95 KB each: unread, its conversation's backlog
  * passes the default 512 KiB high-water mark, and the rest goes to page workflows.

@@ -7,12 +7,13 @@
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { AttachOptions, ThreadService } from '../../client/thread-service';
 import { relatedId } from '../../domain/ids';
-import type { AgentThread } from '../../domain/schemas';
+import type { AgentThread, SpawnRequestInput } from '../../domain/schemas';
 import { closedAs, threadEndOf } from '../helpers/closing';
 import { patchesOf } from '../helpers/histories';
 import {
   attachRun,
   eventually,
+  askingAgent,
   idleAgent,
   kitErrorOf,
   leadWithHelper,
@@ -106,7 +107,10 @@ test('a terminated agent takes its live sub-agents with it, as a close does', as
  * A root run that continues as new after 100 events, with one idle agent, `doomed`; `continued()` says
  * whether the root has continued as new since.
  */
-async function rootWithDoomed(overrides: Partial<AttachOptions>) {
+async function rootWithDoomed(
+  overrides: Partial<AttachOptions>,
+  spec: SpawnRequestInput = idleAgent('doomed'),
+) {
   const service = await attachRun(temporal.client, taskQueue, {
     continueAsNewAfterEvents: 100,
     ...overrides,
@@ -115,7 +119,7 @@ async function rootWithDoomed(overrides: Partial<AttachOptions>) {
     (await temporal.client.workflow.getHandle(service.rootThreadId).describe()).runId;
   const firstRun = await rootRun();
   const root = service.rootControls();
-  const doomed = await root.spawn(idleAgent('doomed'));
+  const doomed = await root.spawn(spec);
   await untilTurns(service, doomed.id, 1);
   return { service, root, doomed, continued: async () => (await rootRun()) !== firstRun };
 }
@@ -160,5 +164,34 @@ test('a spawn refused for room asks whether agents of the root’s earlier runs 
   expect(await rootPatches(service)).toContain('earlierRunEndsChecked');
   // A live agent holds the slot now: the next spawn is refused as before.
   expect((await kitErrorOf(root.spawn(idleAgent('third')))).kind).toBe(ErrorKind.QuotaExceeded);
+  expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
+}, 180_000);
+
+test('a wait on an agent terminated mid-turn after its root continued as new answers at once: failed', async () => {
+  const { service, root, doomed, continued } = await rootWithDoomed(
+    { grant: { owner: 'tests', idleTimeoutMs: 600_000 } },
+    askingAgent('doomed'),
+  );
+  const asDoomed = new ThreadControls(service.handle, await service.capabilityOf(doomed.id));
+  for (let n = 0; !(await continued()); n++) {
+    if (n > 500) throw new Error('the root never continued as new');
+    await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
+  }
+  // Its second turn waits for an answer: the root lists it running, then it is terminated.
+  await root.sendMessage({ recipient: doomed.id, content: 'go on', triggerTurn: true });
+  await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'running',
+    'the root to list the agent running',
+  );
+  await terminate(doomed);
+  await untilClosed(temporal.client, doomed.id);
+
+  // Before, this wait ran to its timeout and answered `running`.
+  const waited = await root.wait({ threadIds: [doomed.id], timeoutMs: 40_000 });
+  expect(waited).toMatchObject({ timedOut: false, outcomes: [{ threadId: doomed.id, status: 'failed' }] });
+  expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'failed' });
+  expect(await rootPatches(service)).toContain('earlierRunEndsOnWait');
+  expect(await service.counters()).toMatchObject({ live: 0 });
   expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
 }, 180_000);
