@@ -1,4 +1,11 @@
-import { getExternalWorkflowHandle, log, patched, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  getExternalWorkflowHandle,
+  log,
+  patched,
+  proxyLocalActivities,
+  uuid4,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { KitError } from '../domain/errors';
 import { isTerminal } from '../domain/schemas';
@@ -144,7 +151,9 @@ export class OutsideEnds {
   }
 }
 
-/** Whether a failed signal says its target workflow does not run (any more). */
-export function workflowGone(error: unknown): boolean {
-  return /not ?found/i.test(error instanceof Error ? error.message : String(error));
-}
+/**
+ * Whether a failed signal says its target workflow does not run (any more): the SDK fails it with an
+ * `ApplicationFailure` whose type is Temporal's cause, not with a message to match.
+ */
+export const workflowGone = (error: unknown): boolean =>
+  error instanceof ApplicationFailure && error.type === 'ExternalWorkflowExecutionNotFound';
