@@ -83,13 +83,13 @@ export async function waitForTurns(
   }
   const threads = () => request.threadIds.map((threadId) => state.record(threadId)!.thread);
   const settled = () => threads().some((thread) => thread.status === 'idle' || isTerminal(thread.status));
-  // Threads its earlier runs started may have ended unheard of: asked first (no await when not asked).
+  const deadline = Date.now() + request.timeoutMs;
+  // Threads its earlier runs started may have ended unheard of: asked first (no await when not asked),
+  // within the wait's time.
   const asking = request.timeoutMs === 0 || settled() ? undefined : earlier.beforeWait(request.threadIds);
   if (asking) await asking;
-  const ready =
-    request.timeoutMs === 0
-      ? settled()
-      : await condition(() => settled() || lifetime.releasing, request.timeoutMs);
+  const leftMs = deadline - Date.now();
+  const ready = leftMs <= 0 ? settled() : await condition(() => settled() || lifetime.releasing, leftMs);
   return {
     timedOut: !ready || !settled(),
     ...(lifetime.releasing && !settled() ? { resume: true } : {}),
