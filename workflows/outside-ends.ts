@@ -70,8 +70,8 @@ export class OutsideEnds {
    * `admit()`, or — refused for room (maxConcurrent) while threads started by the run's earlier runs
    * count live — a promise of `admit()` again once it has asked whether their workflows still run and
    * wound down those that ended (patch `earlierRunEndsChecked`). Temporal tells a run only of the closes
-   * of the workflows it started itself, so one terminated after its root continued as
-   * new held its slot for good. Asked at most once per {@link askEveryMs}: the ask is a local activity.
+   * of the workflows it started itself, so one terminated after its root continued as new held its slot
+   * for good. Asked at most once per {@link askEveryMs}: the ask is a local activity.
    */
   admit<Admitted>(admit: () => Admitted): Admitted | Promise<Admitted> {
     try {
@@ -92,10 +92,10 @@ export class OutsideEnds {
 
   /**
    * Before a wait on threads none of which is idle or ended (SPEC S4.7): when one of them was started by
-   * an earlier run, a promise that settles once it has asked whether their workflows still run and wound down those
-   * that ended, so a wait on a thread terminated after its root continued as new answers at once instead
-   * of at its timeout (patch `earlierRunEndsOnWait`). Undefined when there is nothing to ask (no await:
-   * the wait issues its commands as before), and within {@link askEveryMs} of the last ask.
+   * an earlier run, a promise that settles once it has asked whether their workflows still run and wound
+   * down those that ended, so a wait on a thread terminated after its root continued as new answers at
+   * once instead of at its timeout (patch `earlierRunEndsOnWait`). Undefined when there is nothing to ask
+   * (no await: the wait issues its commands as before), and within {@link askEveryMs} of the last ask.
    */
   beforeWait(threadIds: readonly string[]): Promise<void> | undefined {
     const earlier = threadIds.filter((threadId) => {
