@@ -77,16 +77,13 @@ export class OutsideEnds {
     try {
       return admit();
     } catch (error) {
-      const earlier = this.state
-        .liveBelow(this.state.rootId)
-        .map((record) => record.thread.id)
-        .filter((threadId) => !this.startedHere.has(threadId));
       const full =
         KitError.is(error) && (error.details as { limit?: unknown } | undefined)?.limit === 'maxConcurrent';
-      if (!full || earlier.length === 0 || Date.now() - this.askedAt < askEveryMs) throw error;
-      if (!patched(patches.earlierRunEndsChecked)) throw error;
-      this.askedAt = Date.now();
-      return this.windDownEnded(earlier).then(admit);
+      if (!full) throw error;
+      const live = this.state.liveBelow(this.state.rootId).map((record) => record.thread.id);
+      const asking = this.askAbout(live, () => patched(patches.earlierRunEndsChecked));
+      if (!asking) throw error;
+      return asking.then(admit);
     }
   }
 
@@ -98,20 +95,31 @@ export class OutsideEnds {
    * (no await: the wait issues its commands as before), and within {@link askEveryMs} of the last ask.
    */
   beforeWait(threadIds: readonly string[]): Promise<void> | undefined {
-    const earlier = threadIds.filter((threadId) => {
-      const record = this.state.record(threadId);
-      return (
-        record &&
-        !record.ended &&
-        !isTerminal(record.thread.status) &&
-        threadId !== this.state.rootId &&
-        !this.startedHere.has(threadId)
-      );
-    });
-    if (earlier.length === 0 || Date.now() - this.askedAt < askEveryMs) return undefined;
-    if (!patched(patches.earlierRunEndsOnWait)) return undefined;
+    return this.askAbout(threadIds, () => patched(patches.earlierRunEndsOnWait));
+  }
+
+  /**
+   * Asks about those of `threadIds` that an earlier run started and that are still live, unless there are
+   * none, the last ask was within {@link askEveryMs}, or the path's patch says no (asked last, only when
+   * the ask would run); undefined when it does not ask.
+   */
+  private askAbout(threadIds: readonly string[], patchedHere: () => boolean): Promise<void> | undefined {
+    const earlier = threadIds.filter((threadId) => this.liveFromEarlierRun(threadId));
+    if (earlier.length === 0 || Date.now() - this.askedAt < askEveryMs || !patchedHere()) return undefined;
     this.askedAt = Date.now();
     return this.windDownEnded(earlier);
+  }
+
+  /** Live, not the root, and not started by this run (so Temporal would not tell it of its close). */
+  private liveFromEarlierRun(threadId: string): boolean {
+    const record = this.state.record(threadId);
+    return (
+      !!record &&
+      !record.ended &&
+      !isTerminal(record.thread.status) &&
+      threadId !== this.state.rootId &&
+      !this.startedHere.has(threadId)
+    );
   }
 
   private askedAt = -Infinity;
