@@ -76,6 +76,15 @@ export const scenarios: Record<
     prefix: 'earlierRunEndsOnWait',
     selection: { takes: takesPatch('earlierRunEndsOnWait') },
   },
+  // Patch `earlierRunEndsAskedBeside`: both asks above, as an activity; the wait's beside the wait.
+  '--earlier-ends-beside': {
+    record: async (client, taskQueue) => {
+      await recordEarlierRunEnds(client, taskQueue);
+      await recordEarlierRunEndsOnWait(client, taskQueue);
+    },
+    prefix: 'earlierRunEndsAskedBeside',
+    selection: { takes: takesPatch('earlierRunEndsAskedBeside') },
+  },
   // Patch `retiredPagesEnd`: an unread, paged conversation retires; its pages are cancelled.
   '--retired-pages': {
     record: recordRetiredPages,

@@ -3,12 +3,9 @@
 // continue-as-new, accepted and rejected updates, interrupts, interactions and paging, and writes every
 // workflow run's history to test/fixtures/histories/v1-<name>.json; test/workflows/replay.test.ts
 // replays them all. Recorded once, at the v1 clean break: from v1 on, a workflow change that breaks
-// replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>`,
-// `--live` (record-live-output.ts), `--approval` (record-approval-policy.ts), `--budgets` (record-
-// budgets.ts), `--cancel` (record-cancel-request.ts), `--cancel-ending` (record-cancel-while-ending.ts),
-// `--cancel-releasing` (record-cancel-releasing.ts), `--cancel-subtree`, `--child-close`, `--outside-
-// ends`, `--earlier-ends`, `--earlier-ends-wait` (record-outside-ends.ts), `--retired-pages` (record-
-// retired-pages.ts) add runs beside them.
+// replay of these files is patched (workflows/patches.ts), never re-recorded. `--add <patch id>` and
+// each flag of scripts/record-beside.ts (`--live`, `--approval`, `--cancel`, `--earlier-ends`, …) add
+// runs beside them.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';

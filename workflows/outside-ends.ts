@@ -3,6 +3,7 @@ import {
   getExternalWorkflowHandle,
   log,
   patched,
+  proxyActivities,
   proxyLocalActivities,
   uuid4,
 } from '@temporalio/workflow';
@@ -19,10 +20,21 @@ import { patches } from './patches';
 /** How often, at most, a root run asks whether its earlier runs' threads still run (workflow time). */
 export const askEveryMs = 30_000;
 
-const { threadWorkflowEnds } = proxyLocalActivities<ReturnType<typeof createActivities>>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 3 },
+const askOptions = { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 3 } } as const;
+/** The ask as an activity (patch `earlierRunEndsAskedBeside`), and as the local one it was before. */
+const { threadWorkflowEnds } = proxyActivities<ReturnType<typeof createActivities>>({
+  ...askOptions,
+  // Bounded even with no worker polling (a run drains its side effects before it continues as new).
+  scheduleToCloseTimeout: '2 minutes',
 });
+const { threadWorkflowEnds: threadWorkflowEndsLocally } =
+  proxyLocalActivities<ReturnType<typeof createActivities>>(askOptions);
+
+/** An ask under way, and whether it runs beside the work that made it (patch `earlierRunEndsAskedBeside`). */
+interface Ask {
+  asking: Promise<void>;
+  beside: boolean;
+}
 
 /**
  * A thread whose workflow ended without saying so — terminated from the Web UI or CLI, timed out, or
@@ -71,7 +83,7 @@ export class OutsideEnds {
    * count live — a promise of `admit()` again once it has asked whether their workflows still run and
    * wound down those that ended (patch `earlierRunEndsChecked`). Temporal tells a run only of the closes
    * of the workflows it started itself, so one terminated after its root continued as new held its slot
-   * for good. Asked at most once per {@link askEveryMs}: the ask is a local activity.
+   * for good. Asked at most once per {@link askEveryMs}.
    */
   admit<Admitted>(admit: () => Admitted): Admitted | Promise<Admitted> {
     try {
@@ -81,21 +93,26 @@ export class OutsideEnds {
         KitError.is(error) && (error.details as { limit?: unknown } | undefined)?.limit === 'maxConcurrent';
       if (!full) throw error;
       const live = this.state.liveBelow(this.state.rootId).map((record) => record.thread.id);
-      const asking = this.askAbout(live, () => patched(patches.earlierRunEndsChecked));
-      if (!asking) throw error;
-      return asking.then(admit);
+      const ask = this.askAbout(live, () => patched(patches.earlierRunEndsChecked));
+      if (!ask) throw error;
+      return ask.asking.then(admit);
     }
   }
 
   /**
    * Before a wait on threads none of which is idle or ended (SPEC S4.7): when one of them was started by
-   * an earlier run, a promise that settles once it has asked whether their workflows still run and wound
-   * down those that ended, so a wait on a thread terminated after its root continued as new answers at
-   * once instead of at its timeout (patch `earlierRunEndsOnWait`). Undefined when there is nothing to ask
-   * (no await: the wait issues its commands as before), and within {@link askEveryMs} of the last ask.
+   * an earlier run, it asks whether their workflows still run and winds down those that ended, so a wait
+   * on a thread terminated after its root continued as new answers at once instead of at its timeout
+   * (patch `earlierRunEndsOnWait`). The ask runs beside the wait, as a side effect, and the wait's
+   * condition sees the ends it finds, so a slow ask does not hold the wait past its timeout (patch
+   * `earlierRunEndsAskedBeside`; before it, a promise the wait awaited first). Undefined when nothing
+   * was asked (the wait issues its commands as before) or the ask runs beside the wait.
    */
   beforeWait(threadIds: readonly string[]): Promise<void> | undefined {
-    return this.askAbout(threadIds, () => patched(patches.earlierRunEndsOnWait));
+    const ask = this.askAbout(threadIds, () => patched(patches.earlierRunEndsOnWait));
+    if (!ask?.beside) return ask?.asking;
+    this.host.track(ask.asking);
+    return undefined;
   }
 
   /**
@@ -103,11 +120,15 @@ export class OutsideEnds {
    * none, the last ask was within {@link askEveryMs}, or the path's patch says no (asked last, only when
    * the ask would run); undefined when it does not ask.
    */
-  private askAbout(threadIds: readonly string[], patchedHere: () => boolean): Promise<void> | undefined {
+  private askAbout(threadIds: readonly string[], patchedHere: () => boolean): Ask | undefined {
     const earlier = threadIds.filter((threadId) => this.liveFromEarlierRun(threadId));
     if (earlier.length === 0 || Date.now() - this.askedAt < askEveryMs || !patchedHere()) return undefined;
     this.askedAt = Date.now();
-    return this.windDownEnded(earlier);
+    const beside = patched(patches.earlierRunEndsAskedBeside);
+    return {
+      asking: this.windDownEnded(earlier, beside ? threadWorkflowEnds : threadWorkflowEndsLocally),
+      beside,
+    };
   }
 
   /** Live, not the root, and not started by this run (so Temporal would not tell it of its close). */
@@ -125,8 +146,8 @@ export class OutsideEnds {
   private askedAt = -Infinity;
 
   /** Asks whether the threads' workflows still run; ends and winds down those that do not. */
-  private async windDownEnded(threadIds: string[]): Promise<void> {
-    const ended = await threadWorkflowEnds(threadIds.slice(0, maxThreadsAsked)).catch((error: unknown) => {
+  private async windDownEnded(threadIds: string[], ask: typeof threadWorkflowEnds): Promise<void> {
+    const ended = await ask(threadIds.slice(0, maxThreadsAsked)).catch((error: unknown) => {
       log.warn('could not ask whether threads of earlier runs still run', { error: String(error) });
       return [];
     });

@@ -130,6 +130,16 @@ export const patches = {
    */
   earlierRunEndsOnWait: 'earlierRunEndsOnWait',
   /**
+   * SPEC S4.1, S4.7: the ask of `earlierRunEndsChecked` and `earlierRunEndsOnWait` is an activity, and a
+   * wait runs it beside its own condition (scheduled in one task with the wait's timer) instead of
+   * awaiting it first: the wait answers once a thread is idle or ended — what the ask finds included — or
+   * at its caller's `timeoutMs`. Before it, the ask was a local activity: while one ran (a busy server,
+   * up to 3 attempts of 30 s) the SDK held the root's workflow task open, completing it only every 8 s
+   * to keep it alive, so every operation on the root waited with it, and a wait answered past its
+   * timeout. Asked only on those paths (workflows/outside-ends.ts).
+   */
+  earlierRunEndsAskedBeside: 'earlierRunEndsAskedBeside',
+  /**
    * SPEC S3.9, S3.10: a conversation's page workflows are asked for their entries, and deliver them, with
    * a token each page holds in its input and its conversation in its reference to it (a UUID of the
    * conversation's). Before it, anyone who could signal and list workflows could ask a page that was not

@@ -84,8 +84,8 @@ export async function waitForTurns(
   const threads = () => request.threadIds.map((threadId) => state.record(threadId)!.thread);
   const settled = () => threads().some((thread) => thread.status === 'idle' || isTerminal(thread.status));
   const deadline = Date.now() + request.timeoutMs;
-  // Threads its earlier runs started may have ended unheard of: asked first (no await when not asked),
-  // within the wait's time.
+  // Threads its earlier runs started may have ended unheard of: asked beside the wait, whose condition
+  // sees what the ask finds (awaited first in histories from before `earlierRunEndsAskedBeside`).
   const asking = request.timeoutMs === 0 || settled() ? undefined : earlier.beforeWait(request.threadIds);
   if (asking) await asking;
   const leftMs = deadline - Date.now();

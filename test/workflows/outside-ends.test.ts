@@ -4,6 +4,7 @@
 // (`outsideEndsWindDown`, SPEC S4.8, S5.10): its live sub-agents are closed, its conversation is told
 // the thread ended, and a close that finds its workflow gone (ended after the run that started it
 // continued as new, which Temporal no longer tells the root) confirms its end.
+import { createActivities } from '../../activities';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { AttachOptions, ThreadService } from '../../client/thread-service';
 import { relatedId } from '../../domain/ids';
@@ -26,9 +27,25 @@ import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../help
 
 let temporal: TestTemporal;
 const taskQueue = uniqueTaskQueue('outside-ends');
+/**
+ * The root's ask whether its earlier runs' threads still run (the activity `threadWorkflowEnds`), as
+ * the worker runs it: held while a test sets `held`, counted as it starts.
+ */
+const asks = { started: 0, held: undefined as Promise<void> | undefined };
 beforeAll(async () => {
   temporal = await connectTestTemporal();
-  await temporal.startWorker({ taskQueue });
+  const activities = createActivities();
+  await temporal.startWorker({
+    taskQueue,
+    activities: {
+      ...activities,
+      threadWorkflowEnds: async (threadIds: readonly string[]) => {
+        asks.started++;
+        await asks.held;
+        return activities.threadWorkflowEnds(threadIds);
+      },
+    },
+  });
 });
 afterAll(async () => temporal?.close());
 
@@ -161,13 +178,19 @@ test('a spawn refused for room asks whether agents of the root’s earlier runs 
   await untilTurns(service, next.id, 1);
   expect((await root.loadThread(doomed.id))?.status).toBe('failed');
   expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'failed' });
-  expect(await rootPatches(service)).toContain('earlierRunEndsChecked');
+  expect(await rootPatches(service)).toEqual(
+    expect.arrayContaining(['earlierRunEndsChecked', 'earlierRunEndsAskedBeside']),
+  );
   // A live agent holds the slot now: the next spawn is refused as before.
   expect((await kitErrorOf(root.spawn(idleAgent('third')))).kind).toBe(ErrorKind.QuotaExceeded);
   expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
 }, 180_000);
 
-test('a wait on an agent terminated mid-turn after its root continued as new answers at once: failed', async () => {
+/**
+ * An agent of the root's earlier run, in the middle of its second turn (it waits for an answer): its
+ * messages push the root past 100 events, so the root continues as new and no longer hears of its close.
+ */
+async function earlierRunAgentMidTurn() {
   const { service, root, doomed, continued } = await rootWithDoomed(
     { grant: { owner: 'tests', idleTimeoutMs: 600_000 } },
     askingAgent('doomed'),
@@ -177,13 +200,17 @@ test('a wait on an agent terminated mid-turn after its root continued as new ans
     if (n > 500) throw new Error('the root never continued as new');
     await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
   }
-  // Its second turn waits for an answer: the root lists it running, then it is terminated.
   await root.sendMessage({ recipient: doomed.id, content: 'go on', triggerTurn: true });
   await eventually(
     () => root.loadThread(doomed.id),
     (thread) => thread?.status === 'running',
     'the root to list the agent running',
   );
+  return { service, root, doomed };
+}
+
+test('a wait on an agent terminated mid-turn after its root continued as new answers at once: failed', async () => {
+  const { service, root, doomed } = await earlierRunAgentMidTurn();
   await terminate(doomed);
   await untilClosed(temporal.client, doomed.id);
 
@@ -191,7 +218,45 @@ test('a wait on an agent terminated mid-turn after its root continued as new ans
   const waited = await root.wait({ threadIds: [doomed.id], timeoutMs: 40_000 });
   expect(waited).toMatchObject({ timedOut: false, outcomes: [{ threadId: doomed.id, status: 'failed' }] });
   expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'failed' });
-  expect(await rootPatches(service)).toContain('earlierRunEndsOnWait');
+  expect(await rootPatches(service)).toEqual(
+    expect.arrayContaining(['earlierRunEndsOnWait', 'earlierRunEndsAskedBeside']),
+  );
   expect(await service.counters()).toMatchObject({ live: 0 });
+  expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
+}, 180_000);
+
+test('a wait keeps its timeout while the ask about earlier runs is slow, and sees what the ask finds', async () => {
+  const { service, root, doomed } = await earlierRunAgentMidTurn();
+  let release = () => {};
+  asks.held = new Promise<void>((resolve) => (release = resolve));
+  try {
+    const startedBefore = asks.started;
+    const askedAt = Date.now();
+    const waited = await root.wait({ threadIds: [doomed.id], timeoutMs: 3_000 });
+    // It answered at its timeout with the ask still held (before, it waited for the ask: 3 attempts of
+    // 30 s, then its timeout's rest).
+    expect(Date.now() - askedAt).toBeLessThan(25_000);
+    expect(waited).toMatchObject({ timedOut: true, outcomes: [{ threadId: doomed.id, status: 'running' }] });
+    await eventually(
+      async () => asks.started,
+      (started) => started > startedBefore,
+      'the root to ask',
+    );
+
+    // The agent is terminated while the ask is held; let go, the ask finds it gone and the root ends it.
+    await terminate(doomed);
+    await untilClosed(temporal.client, doomed.id);
+  } finally {
+    asks.held = undefined;
+    release();
+  }
+  await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'failed',
+    'the held ask to end the terminated agent',
+  );
+  const again = await root.wait({ threadIds: [doomed.id], timeoutMs: 40_000 });
+  expect(again).toMatchObject({ timedOut: false, outcomes: [{ threadId: doomed.id, status: 'failed' }] });
+  expect(await rootPatches(service)).toContain('earlierRunEndsAskedBeside');
   expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
 }, 180_000);
