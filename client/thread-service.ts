@@ -15,6 +15,7 @@ import {
 import { attachRefusal } from '../domain/attach-rules';
 import { mintCapability, rootCapability, RunKey, type Capability } from '../domain/capability';
 import {
+  defaultOutsideEndsCheckMs,
   ReconcileRequest,
   type ReconcileRequestInput,
   type ReconcileResult,
@@ -72,6 +73,8 @@ export interface AttachOptions {
   shutdownGraceMs?: number;
   /** History length at which the run's workflows continue-as-new (default 4000 events). */
   continueAsNewAfterEvents?: number;
+  /** How often the root asks if its earlier runs' sub-agents still run (ms; default 300,000; ≥ 1,000). */
+  outsideEndsCheckMs?: number;
   /**
    * SPEC S11.4: the tree's approval policy to start with: tools that never ask (even if they declare
    * `needsApproval`) and tools that always do. Changeable later with {@link ThreadService.setApprovalPolicy}.
@@ -125,6 +128,11 @@ export class ThreadService {
     }
     const taskQueue = parseInput(RootRunInput.shape.taskQueue, options.taskQueue, 'taskQueue');
     const approvalPolicy = initialApprovalPolicy(options.approvalPolicy);
+    const outsideEndsCheckMs = parseInput(
+      RootRunInput.shape.outsideEndsCheckMs,
+      options.outsideEndsCheckMs ?? defaultOutsideEndsCheckMs,
+      'outsideEndsCheckMs',
+    );
     const runKey = randomBytes(32).toString('hex');
     try {
       const handle = await client.workflow.start<typeof rootRunWorkflow>('rootRunWorkflow', {
@@ -141,6 +149,8 @@ export class ThreadService {
             taskQueue,
             shutdownGraceMs: options.shutdownGraceMs,
             continueAsNewAfterEvents: options.continueAsNewAfterEvents,
+            // SPEC S4.4: sub-agents of earlier runs ended from outside are found within this period.
+            outsideEndsCheckMs,
             // SPEC S11.3: every model call of the tree holds its reservation before it starts.
             usageLedger: true,
             // SPEC S6.4: threads' allowance refills sized by their calls' reservations.

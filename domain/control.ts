@@ -134,6 +134,9 @@ export type WatchSnapshot = z.infer<typeof WatchSnapshot>;
 /** Continue-as-new once the history has this many events (or when Temporal suggests it). */
 export const defaultContinueAsNewAfterEvents = 4000;
 
+/** How often a root run asks whether its earlier runs' sub-agents still run (5 minutes; SPEC S4.4). */
+export const defaultOutsideEndsCheckMs = 300_000;
+
 /** What a thread holds to spend of a budget, and what it spent past that (workflows/token-allowance.ts). */
 const AllowanceState = z
   .object({

@@ -318,6 +318,9 @@ export const RetentionMs = z
   .max(365 * 24 * 3_600_000)
   .default(7 * 24 * 3_600_000);
 
+/** A time in milliseconds, at most 30 days. */
+const UpTo30Days = z.number().int().min(1).max(2_592_000_000);
+
 /** The root's delegation grant (SPEC S1, S3.2): limits and budget fixed when the root is attached. */
 export const DelegationGrant = z
   .object({
@@ -333,18 +336,8 @@ export const DelegationGrant = z
      */
     budgetUsd: BudgetUsd.optional(),
     spentTokens: z.number().int().min(0).default(0),
-    idleTimeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(30 * 24 * 3_600_000)
-      .default(3_600_000),
-    interactionTimeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(30 * 24 * 3_600_000)
-      .default(600_000),
+    idleTimeoutMs: UpTo30Days.default(3_600_000),
+    interactionTimeoutMs: UpTo30Days.default(600_000),
     /**
      * SPEC S5.10: how long a thread's conversation is kept once its thread has ended, if nobody reads
      * its backlog to the end first (then it completes at once). Its history stays in the namespace.
@@ -392,6 +385,11 @@ export const RootRunInput = z
      * presence turns on the one approval gate of every kernel (workflows/patches.ts).
      */
     approvalPolicy: ApprovalPolicy.optional(),
+    /**
+     * SPEC S4.4: how often a run asks whether threads its earlier runs started still run (terminated from
+     * outside, Temporal tells only the run that started them; workflows/outside-ends.ts `watch`).
+     */
+    outsideEndsCheckMs: z.number().int().min(1_000).max(86_400_000).optional(),
     /** State carried from the previous run (continue-as-new); never given by a caller. */
     resume: z.unknown().optional(),
   })

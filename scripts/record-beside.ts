@@ -11,6 +11,7 @@ import {
   recordChildCloseEnds,
   recordEarlierRunEnds,
   recordEarlierRunEndsOnWait,
+  recordOutsideEndsCheck,
   recordOutsideEndsWindDown,
 } from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
@@ -84,6 +85,12 @@ export const scenarios: Record<
     },
     prefix: 'earlierRunEndsAskedBeside',
     selection: { takes: takesPatch('earlierRunEndsAskedBeside') },
+  },
+  // The `outsideEndsCheckMs` feature: the root's own check finds an earlier run's agent terminated.
+  '--outside-ends-check': {
+    record: recordOutsideEndsCheck,
+    prefix: 'outsideEndsCheckMs',
+    selection: { takes: () => true },
   },
   // Patch `retiredPagesEnd`: an unread, paged conversation retires; its pages are cancelled.
   '--retired-pages': {

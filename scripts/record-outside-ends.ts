@@ -1,12 +1,14 @@
-// Two scenarios of scripts/record-histories.ts, agents ended from outside agents-kit. `--cancel-subtree`
+// Scenarios of scripts/record-histories.ts, agents ended from outside agents-kit. `--cancel-subtree`
 // (patch `cancelClosesSubtree`): an agent with a live sub-agent is cancelled (Temporal's cancel
 // request); when its end reaches the root run, the root closes the sub-agent, as a close of the agent
 // would have. `--child-close` (patch `childCloseEnds`): an agent's workflow is terminated; the root ends
 // it as failed when Temporal tells it the child closed. `--outside-ends` (patch `outsideEndsWindDown`):
 // a terminated agent's sub-agent is closed and its conversation told; an agent terminated after its
-// root continued as new is found gone by the shutdown's close. `--earlier-ends`, `--earlier-ends-wait`: below.
+// root continued as new is found gone by the shutdown's close. `--earlier-ends`, `--earlier-ends-wait`,
+// `--outside-ends-check`: below.
 import type { Client } from '@temporalio/client';
 import { ThreadControls } from '../client/thread-controls';
+import type { AttachOptions } from '../client/thread-service';
 import type { SpawnRequestInput } from '../domain/schemas';
 import {
   attachRun,
@@ -83,9 +85,11 @@ async function doomedOfEarlierRun(
   taskQueue: string,
   grant: { maxConcurrent?: number },
   spec: SpawnRequestInput,
+  options: Partial<AttachOptions> = {},
 ) {
   const service = await attachRun(client, taskQueue, {
     continueAsNewAfterEvents: 100,
+    ...options,
     grant: { owner: 'tests', idleTimeoutMs: 600_000, ...grant },
   });
   const root = service.rootControls();
@@ -135,5 +139,23 @@ export async function recordEarlierRunEndsOnWait(client: Client, taskQueue: stri
   log(
     `a wait on the terminated agent: ${JSON.stringify(await root.wait({ threadIds: [doomed.id], timeoutMs: 40_000 }))}`,
   );
+  await service.shutdown();
+}
+
+/**
+ * `--outside-ends-check` (the `outsideEndsCheckMs` feature of the root's input): an idle agent of the
+ * root's earlier run, terminated; the root's own check (every 2 s) finds it, with no operation asking.
+ */
+export async function recordOutsideEndsCheck(client: Client, taskQueue: string): Promise<void> {
+  const { service, root, doomed } = await doomedOfEarlierRun(client, taskQueue, {}, idleAgent('doomed'), {
+    outsideEndsCheckMs: 2_000,
+  });
+  await client.workflow.getHandle(doomed.id).terminate('stuck, says the operator');
+  const found = await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'failed',
+    "the root's check to find the terminated agent",
+  );
+  log(`the root's check listed the terminated agent ${found?.status}`);
   await service.shutdown();
 }

@@ -1,5 +1,6 @@
 import {
   ApplicationFailure,
+  condition,
   getExternalWorkflowHandle,
   log,
   patched,
@@ -118,17 +119,45 @@ export class OutsideEnds {
   /**
    * Asks about those of `threadIds` that an earlier run started and that are still live, unless there are
    * none, the last ask was within {@link askEveryMs}, or the path's patch says no (asked last, only when
-   * the ask would run); undefined when it does not ask.
+   * the ask would run); undefined when it does not ask. `beside`: whether the ask is an activity.
    */
-  private askAbout(threadIds: readonly string[], patchedHere: () => boolean): Ask | undefined {
+  private askAbout(
+    threadIds: readonly string[],
+    patchedHere: () => boolean,
+    beside = () => patched(patches.earlierRunEndsAskedBeside),
+  ): Ask | undefined {
     const earlier = threadIds.filter((threadId) => this.liveFromEarlierRun(threadId));
     if (earlier.length === 0 || Date.now() - this.askedAt < askEveryMs || !patchedHere()) return undefined;
     this.askedAt = Date.now();
-    const beside = patched(patches.earlierRunEndsAskedBeside);
+    const asActivity = beside();
     return {
-      asking: this.windDownEnded(earlier, beside ? threadWorkflowEnds : threadWorkflowEndsLocally),
-      beside,
+      asking: this.windDownEnded(earlier, asActivity ? threadWorkflowEnds : threadWorkflowEndsLocally),
+      beside: asActivity,
     };
+  }
+
+  /**
+   * Every `everyMs` of workflow time, until `over()`, asks whether the threads that count live when the
+   * run starts — all started by its earlier runs — still run, and winds down those that ended, until
+   * none is left (the `outsideEndsCheckMs` feature of the run's input, SPEC S4.4): a thread terminated
+   * from outside after its root continued as new is listed as it ended within about `everyMs`, with no
+   * operation needed to find it. A timer and an activity a period (none in a first run, or with no such
+   * thread); shares the limit of one ask per {@link askEveryMs}.
+   */
+  async watch(everyMs: number, over: () => boolean): Promise<void> {
+    let earlier = this.state.liveBelow(this.state.rootId).map((record) => record.thread.id);
+    for (;;) {
+      earlier = earlier.filter((threadId) => this.liveFromEarlierRun(threadId));
+      if (earlier.length === 0 || (await condition(over, everyMs))) return;
+      const ask = this.askAbout(
+        earlier,
+        () => true,
+        () => true,
+      );
+      if (!ask) continue;
+      this.host.track(ask.asking);
+      await ask.asking;
+    }
   }
 
   /** Live, not the root, and not started by this run (so Temporal would not tell it of its close). */

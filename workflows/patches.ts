@@ -34,6 +34,10 @@
  *   `AgentInput.dollarBudget`; SPEC S11.3): model calls also hold micro-dollars at the worker's prices
  *   (a `modelPrice` local activity once per run), threads keep a second allowance and report it. Its
  *   histories: `record-histories.ts --budgets`, `budgets-*.json`, which hold `refusedCallGivesBack` too.
+ * - `outsideEndsCheckMs` (RootRunInput; SPEC S4.4): a run that starts with sub-agents of its earlier runs
+ *   live asks every that many ms whether their workflows still run (a timer and the `threadWorkflowEnds`
+ *   activity) and winds down those that ended (workflows/outside-ends.ts `watch`), until none is left.
+ *   Its histories: `record-histories.ts --outside-ends-check`, `outsideEndsCheckMs-*.json`.
  */
 export const patches = {
   /**

@@ -46,7 +46,8 @@ export class RootHost {
   private shutdownDone: Promise<ShutdownReport> | undefined;
   private rootThread: Pick<ThreadOperations, 'perform'> | undefined;
   private readonly starter: ThreadStarter;
-  private readonly outside: OutsideEnds;
+  /** Threads that ended outside agents-kit (workflows/outside-ends.ts). */
+  readonly outside: OutsideEnds;
 
   constructor(
     readonly state: RootRunState,

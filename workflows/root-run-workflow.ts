@@ -1,5 +1,6 @@
 import {
   allHandlersFinished,
+  CancellationScope,
   condition,
   continueAsNew,
   log,
@@ -291,6 +292,10 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   });
   watch.register(authority);
   showStatus();
+  // SPEC S4.4: threads of earlier runs that ended from outside are found within the check's period.
+  const checkEvery = input.outsideEndsCheckMs;
+  const over = () => host.lifetime.releasing || !state.isAdmissionOpen;
+  if (checkEvery) host.track(CancellationScope.nonCancellable(() => host.outside.watch(checkEvery, over)));
 
   const pastHistoryLimit = () => host.lifetime.due;
   for (;;) {

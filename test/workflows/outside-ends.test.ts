@@ -122,7 +122,8 @@ test('a terminated agent takes its live sub-agents with it, as a close does', as
 
 /**
  * A root run that continues as new after 100 events, with one idle agent, `doomed`; `continued()` says
- * whether the root has continued as new since.
+ * whether the root has continued as new since, `messageOn()` has the agent message the root until it has
+ * (its next run no longer hears of the agent's close).
  */
 async function rootWithDoomed(
   overrides: Partial<AttachOptions>,
@@ -138,7 +139,15 @@ async function rootWithDoomed(
   const root = service.rootControls();
   const doomed = await root.spawn(spec);
   await untilTurns(service, doomed.id, 1);
-  return { service, root, doomed, continued: async () => (await rootRun()) !== firstRun };
+  const continued = async () => (await rootRun()) !== firstRun;
+  const messageOn = async () => {
+    const asDoomed = new ThreadControls(service.handle, await service.capabilityOf(doomed.id));
+    for (let n = 0; !(await continued()); n++) {
+      if (n > 500) throw new Error('the root never continued as new');
+      await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
+    }
+  };
+  return { service, root, doomed, continued, messageOn };
 }
 
 test('an agent terminated after its root continued as new: a shutdown finds it gone and does not wait for it', async () => {
@@ -160,16 +169,10 @@ test('an agent terminated after its root continued as new: a shutdown finds it g
 }, 180_000);
 
 test('a spawn refused for room asks whether agents of the root’s earlier runs still run: a terminated one frees its slot', async () => {
-  const { service, root, doomed, continued } = await rootWithDoomed({
+  const { service, root, doomed, messageOn } = await rootWithDoomed({
     grant: { owner: 'tests', idleTimeoutMs: 600_000, maxConcurrent: 1 },
   });
-  // Its messages to the root pass the root's 100 events: the root continues as new, and its next run
-  // no longer hears of the doomed agent's close.
-  const asDoomed = new ThreadControls(service.handle, await service.capabilityOf(doomed.id));
-  for (let n = 0; !(await continued()); n++) {
-    if (n > 500) throw new Error('the root never continued as new');
-    await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
-  }
+  await messageOn();
   await terminate(doomed);
   await untilClosed(temporal.client, doomed.id);
 
@@ -191,15 +194,11 @@ test('a spawn refused for room asks whether agents of the root’s earlier runs 
  * messages push the root past 100 events, so the root continues as new and no longer hears of its close.
  */
 async function earlierRunAgentMidTurn() {
-  const { service, root, doomed, continued } = await rootWithDoomed(
+  const { service, root, doomed, messageOn } = await rootWithDoomed(
     { grant: { owner: 'tests', idleTimeoutMs: 600_000 } },
     askingAgent('doomed'),
   );
-  const asDoomed = new ThreadControls(service.handle, await service.capabilityOf(doomed.id));
-  for (let n = 0; !(await continued()); n++) {
-    if (n > 500) throw new Error('the root never continued as new');
-    await asDoomed.sendMessage({ recipient: service.rootThreadId, content: `m${n}` });
-  }
+  await messageOn();
   await root.sendMessage({ recipient: doomed.id, content: 'go on', triggerTurn: true });
   await eventually(
     () => root.loadThread(doomed.id),
@@ -260,3 +259,37 @@ test('a wait keeps its timeout while the ask about earlier runs is slow, and see
   expect(await rootPatches(service)).toContain('earlierRunEndsAskedBeside');
   expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
 }, 180_000);
+
+test('an agent of an earlier run terminated from outside is listed failed within the check period, with no operation', async () => {
+  const { service, root, doomed, messageOn } = await rootWithDoomed({
+    outsideEndsCheckMs: 2_000,
+    grant: { owner: 'tests', idleTimeoutMs: 600_000 },
+  });
+  await messageOn();
+  await terminate(doomed);
+  // Only reads from here on: the root's own check finds the agent gone and winds it down.
+  const listed = await eventually(
+    () => root.loadThread(doomed.id),
+    (thread) => thread?.status === 'failed',
+    "the root's check to find the terminated agent",
+  );
+  expect(listed?.status).toBe('failed');
+  expect(await service.counters()).toMatchObject({ live: 0 });
+  expect(await conversationEnd(service, doomed)).toMatchObject({ event: 'thread-end', detail: 'failed' });
+  // Each check is an activity; none is left once no agent of an earlier run is live.
+  const asks = async () =>
+    ((await temporal.client.workflow.getHandle(service.rootThreadId).fetchHistory()).events ?? []).filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'threadWorkflowEnds',
+    ).length;
+  const asked = await asks();
+  expect(asked).toBeGreaterThan(0);
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
+  expect(await asks()).toBe(asked);
+  expect(await service.shutdown()).toMatchObject({ unconfirmed: [] });
+}, 180_000);
+
+test('a check period under a second is refused at attach', async () => {
+  const refused = await kitErrorOf(attachRun(temporal.client, taskQueue, { outsideEndsCheckMs: 10 }));
+  expect(refused.kind).toBe(ErrorKind.Protocol);
+  expect(refused.message).toMatch(/outsideEndsCheckMs/);
+});

@@ -21,7 +21,13 @@ test('workflow code calls patched / deprecatePatch only with ids from workflows/
  * Features added after v1 without a patch, their histories recorded beside v1's: ones that only add
  * handlers, and ones the attaching client turns on in the workflows' input (workflows/patches.ts).
  */
-const handlerOnlyFeatures = ['live-output', 'approvalPolicy', 'budgets', 'transcriptDelta'];
+const handlerOnlyFeatures = [
+  'live-output',
+  'approvalPolicy',
+  'budgets',
+  'transcriptDelta',
+  'outsideEndsCheckMs',
+];
 
 test('the golden histories are protocol v1 recordings, a patch’s, or a handler-only feature’s', () => {
   const files = readdirSync(join(projectRoot, 'test', 'fixtures', 'histories'));
