@@ -31,6 +31,13 @@ const { threadWorkflowEnds } = proxyActivities<ReturnType<typeof createActivitie
 const { threadWorkflowEnds: threadWorkflowEndsLocally } =
   proxyLocalActivities<ReturnType<typeof createActivities>>(askOptions);
 
+/** Whether each path that asks takes its patch (the watch's is decided by the run's input). */
+const pathPatched = {
+  spawn: () => patched(patches.earlierRunEndsChecked),
+  wait: () => patched(patches.earlierRunEndsOnWait),
+  watch: () => true,
+};
+
 /** An ask under way, and whether it runs beside the work that made it (patch `earlierRunEndsAskedBeside`). */
 interface Ask {
   asking: Promise<void>;
@@ -94,7 +101,7 @@ export class OutsideEnds {
         KitError.is(error) && (error.details as { limit?: unknown } | undefined)?.limit === 'maxConcurrent';
       if (!full) throw error;
       const live = this.state.liveBelow(this.state.rootId).map((record) => record.thread.id);
-      const ask = this.askAbout(live, () => patched(patches.earlierRunEndsChecked));
+      const ask = this.askAbout(live, 'spawn');
       if (!ask) throw error;
       return ask.asking.then(admit);
     }
@@ -110,7 +117,7 @@ export class OutsideEnds {
    * was asked (the wait issues its commands as before) or the ask runs beside the wait.
    */
   beforeWait(threadIds: readonly string[]): Promise<void> | undefined {
-    const ask = this.askAbout(threadIds, () => patched(patches.earlierRunEndsOnWait));
+    const ask = this.askAbout(threadIds, 'wait');
     if (!ask?.beside) return ask?.asking;
     this.host.track(ask.asking);
     return undefined;
@@ -119,17 +126,15 @@ export class OutsideEnds {
   /**
    * Asks about those of `threadIds` that an earlier run started and that are still live, unless there are
    * none, the last ask was within {@link askEveryMs}, or the path's patch says no (asked last, only when
-   * the ask would run); undefined when it does not ask. `beside`: whether the ask is an activity.
+   * the ask would run); undefined when it does not ask. The watch's path is decided by the run's input:
+   * no patch, and always an activity.
    */
-  private askAbout(
-    threadIds: readonly string[],
-    patchedHere: () => boolean,
-    beside = () => patched(patches.earlierRunEndsAskedBeside),
-  ): Ask | undefined {
+  private askAbout(threadIds: readonly string[], path: keyof typeof pathPatched): Ask | undefined {
     const earlier = threadIds.filter((threadId) => this.liveFromEarlierRun(threadId));
-    if (earlier.length === 0 || Date.now() - this.askedAt < askEveryMs || !patchedHere()) return undefined;
+    if (earlier.length === 0 || Date.now() - this.askedAt < askEveryMs) return undefined;
+    if (!pathPatched[path]()) return undefined;
     this.askedAt = Date.now();
-    const asActivity = beside();
+    const asActivity = path === 'watch' || patched(patches.earlierRunEndsAskedBeside);
     return {
       asking: this.windDownEnded(earlier, asActivity ? threadWorkflowEnds : threadWorkflowEndsLocally),
       beside: asActivity,
@@ -149,14 +154,8 @@ export class OutsideEnds {
     for (;;) {
       earlier = earlier.filter((threadId) => this.liveFromEarlierRun(threadId));
       if (earlier.length === 0 || (await condition(over, everyMs))) return;
-      const ask = this.askAbout(
-        earlier,
-        () => true,
-        () => true,
-      );
-      if (!ask) continue;
-      this.host.track(ask.asking);
-      await ask.asking;
+      // The watch is a tracked side effect itself: a release waits for the ask it is in.
+      await this.askAbout(earlier, 'watch')?.asking;
     }
   }
 
