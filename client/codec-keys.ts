@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorKind, KitError } from '../domain/errors';
+import { ErrorKind, KitError, objectInput } from '../domain/errors';
 
 /** The environment variable that holds the payload codec's keys. */
 export const codecKeysVariable = 'AGENTS_KIT_CODEC_KEYS';
@@ -85,7 +85,12 @@ function parseEntry(entry: string, position: number): CodecKey {
 export function loadCodecKeys(
   environment: { readonly AGENTS_KIT_CODEC_KEYS?: string | undefined } = process.env,
 ): CodecKey[] | undefined {
-  const text = environment.AGENTS_KIT_CODEC_KEYS?.trim();
+  const raw = objectInput(environment, 'environment').AGENTS_KIT_CODEC_KEYS;
+  if (raw !== undefined && typeof raw !== 'string')
+    throw new KitError(ErrorKind.Protocol, `${codecKeysVariable}: expected a string`, {
+      fields: [codecKeysVariable],
+    });
+  const text = raw?.trim();
   if (!text) return undefined;
   const keys = text.split(',').map((entry, index) => parseEntry(entry.trim(), index + 1));
   const checked = CodecKeys.safeParse(keys);

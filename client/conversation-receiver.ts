@@ -4,12 +4,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { openReceiverUpdate, receiveUpdate, releaseReceiverUpdate } from '../domain/conversation-messages';
 import { OpenReceiverRequest, ReceiverLease } from '../domain/conversation-schemas';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { ConversationId, parseId } from '../domain/ids';
+import { ConversationId } from '../domain/ids';
 import { ConversationNotification } from '../domain/schemas';
 import type { Capability } from '../domain/capability';
 import type { conversationWorkflow } from '../workflows/conversation-workflow';
 import {
   conversationHandle,
+  checkStartOptions,
   conversationStartOperation,
   type ConversationStartOptions,
 } from './conversations';
@@ -88,7 +89,7 @@ export class ConversationNotificationReceiver
     conversationId: string,
     options: OpenReceiverOptions,
   ): Promise<ConversationNotificationReceiver> {
-    const id = parseId('conversation', conversationId, 'conversationId');
+    const { id } = checkStartOptions(client, conversationId, options, 'open a receiver');
     const request = parseInput(
       OpenReceiverRequest,
       {

@@ -17,12 +17,13 @@ import {
   PublishReceipt,
   PublishRequest,
 } from '../domain/conversation-schemas';
-import { KitError, parseInput } from '../domain/errors';
+import { KitError, objectInput, parseInput } from '../domain/errors';
 import { ConversationId, newId, parseId, relatedId, RequestId, ThreadId } from '../domain/ids';
-import { NotificationBody } from '../domain/schemas';
-import type { conversationWorkflow, ConversationWorkflowInput } from '../workflows/conversation-workflow';
+import { NotificationBody, RemoteTarget } from '../domain/schemas';
+import type { conversationWorkflow } from '../workflows/conversation-workflow';
+import { ConversationWorkflowInput } from '../workflows/conversation-input';
 import type { ReadingClient } from './cancel';
-import { kitCall } from './errors';
+import { checkClient, kitCall } from './errors';
 import { checkUpdateBytes, maxPublishUpdateBytes } from '../domain/answer-bounds';
 import { jsonBytes } from '../domain/bytes';
 import { executeUpdate } from './updates';
@@ -73,7 +74,38 @@ export function conversationStartOperation(
   });
 }
 
+/**
+ * SPEC S2.4: the options of a call that may start conversation `conversationId`, checked before anything
+ * is sent, as the workflow would check them (a conversation started with settings it refuses would fail
+ * and keep its id). Answers the conversation's id and the mirror's.
+ */
+export function checkStartOptions(
+  client: unknown,
+  conversationId: unknown,
+  options: ConversationStartOptions & { mirrorInteractionsTo?: string },
+  what: string,
+): { id: ConversationId; mirror: ConversationId | undefined } {
+  checkClient(client, what);
+  const id = parseId('conversation', conversationId, 'conversationId');
+  objectInput(options, `${what} options`);
+  parseInput(RemoteTarget.shape.taskQueue, options.taskQueue, 'taskQueue');
+  parseInput(
+    ConversationWorkflowInput,
+    { ...objectInput(options.settings ?? {}, 'settings'), conversationId: id },
+    'settings',
+  );
+  if (options.capability !== undefined) parseInput(Capability, options.capability, 'capability');
+  const mirror = options.mirrorInteractionsTo
+    ? parseId('conversation', options.mirrorInteractionsTo, 'mirrorInteractionsTo')
+    : undefined;
+  return { id, mirror };
+}
+
 function toDrafts(notifications: readonly NotificationDraftInput[]): NotificationDraft[] {
+  if (!Array.isArray(notifications))
+    throw KitError.protocol('invalid notifications: expected an array of notification drafts', {
+      fields: ['notifications'],
+    });
   return notifications.map((notification, index) => {
     const parsed = parseInput(NotificationDraftInput, notification, `notifications[${index}]`);
     return parseInput(
@@ -122,10 +154,7 @@ export async function publishNotifications(
   notifications: readonly NotificationDraftInput[],
   options: ConversationStartOptions & { mirrorInteractionsTo?: string },
 ): Promise<NotificationDraft[]> {
-  const id = parseId('conversation', conversationId, 'conversationId');
-  const mirror = options.mirrorInteractionsTo
-    ? parseId('conversation', options.mirrorInteractionsTo, 'mirrorInteractionsTo')
-    : undefined;
+  const { id, mirror } = checkStartOptions(client, conversationId, options, 'publish');
   const drafts = toDrafts(notifications);
   for (const batch of batches(drafts, publishBatchSize)) {
     await kitCall(`publish to ${id}`, () =>
@@ -169,10 +198,7 @@ export async function publishNotificationsWithReceipt(
   notifications: readonly NotificationDraftInput[],
   options: ConversationStartOptions & { mirrorInteractionsTo?: string },
 ): Promise<PublishReceipt> {
-  const id = parseId('conversation', conversationId, 'conversationId');
-  const mirror = options.mirrorInteractionsTo
-    ? parseId('conversation', options.mirrorInteractionsTo, 'mirrorInteractionsTo')
-    : undefined;
+  const { id, mirror } = checkStartOptions(client, conversationId, options, 'publish');
   const receipt: PublishReceipt = { seqs: [], duplicates: 0 };
   // Each update's arguments are sent back in the task that takes it, so one stays small (SPEC S3.10).
   const drafts = toDrafts(notifications);
@@ -220,21 +246,25 @@ export async function resolveNotification(
   answer: InteractionAnswer,
   options: ResolveOptions = {},
 ): Promise<InteractionResolution> {
+  checkClient(client, 'resolveNotification');
   let threadId: ThreadId;
   let requestId: RequestId;
-  if ('body' in target) {
-    if (target.body.type !== 'interaction') {
+  const checked = objectInput(target, 'target');
+  if ('body' in checked) {
+    const body = objectInput(checked.body, 'target.body');
+    if (body.type !== 'interaction') {
       throw KitError.protocol(
-        `body.type: only interactions are resolved, this notification is a ${target.body.type}`,
+        `body.type: only interactions are resolved, this notification is a ${String(body.type)}`,
         { fields: ['body.type'] },
       );
     }
-    threadId = target.body.threadId;
-    requestId = target.body.requestId;
+    threadId = parseId('thread', body.threadId, 'body.threadId');
+    requestId = parseId('request', body.requestId, 'body.requestId');
   } else {
-    threadId = parseId('thread', target.threadId, 'threadId');
-    requestId = parseId('request', target.requestId, 'requestId');
+    threadId = parseId('thread', checked.threadId, 'threadId');
+    requestId = parseId('request', checked.requestId, 'requestId');
   }
+  options = objectInput(options ?? {}, 'resolve options');
   const checkedAnswer = parseInput(InteractionAnswer, answer, 'answer');
   if (options.capability) {
     const capability = parseInput(Capability, options.capability, 'capability');

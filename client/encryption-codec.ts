@@ -1,6 +1,6 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
 import { CodecKeys, type CodecKey } from './codec-keys';
 import { payloadFromBytes, payloadToBytes } from './payload-bytes';
 
@@ -103,7 +103,11 @@ const isEncrypted = (payload: Payload): boolean => {
  * // the worker: createAgentWorker({ connection, taskQueue, codec: createEncryptionCodec({ keys: keys! }) })
  */
 export function createEncryptionCodec(options: EncryptionCodecOptions): PayloadCodec {
-  const keys = parseInput(CodecKeys, options.keys, 'encryption codec keys');
+  const keys = parseInput(
+    CodecKeys,
+    objectInput(options, 'encryption codec options').keys,
+    'encryption codec keys',
+  );
   const byId: ReadonlyMap<string, Uint8Array> = new Map(keys.map(({ id, key }) => [id, Buffer.from(key)]));
   // Copies, so a caller that reuses its buffers cannot change the keys under a running codec.
   const encryptingKey: CodecKey = { id: keys[0]!.id, key: byId.get(keys[0]!.id)! };

@@ -1,4 +1,4 @@
-import { isGrpcServiceError } from '@temporalio/client';
+import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { ErrorKind, KitError, kitErrorFromFailure } from '../domain/errors';
 
 /**
@@ -21,6 +21,15 @@ export function toKitError(error: unknown, context?: string): KitError {
       { cause: error },
     );
   }
+  if (error instanceof Error && error.name === 'QueryNotRegisteredError') {
+    // The workflow runs no handler for it: not a workflow of this kind, or one that failed before it began.
+    return new KitError(
+      ErrorKind.InvalidState,
+      `${prefix}the workflow does not answer this (not an agents-kit workflow of that kind, or one that failed at its start): ${message}`,
+      undefined,
+      { cause: error },
+    );
+  }
   if (isGrpcServiceError(error) || (error instanceof Error && error.name === 'ServiceError')) {
     return new KitError(ErrorKind.Integration, `${prefix}Temporal service error: ${message}`, undefined, {
       cause: error,
@@ -36,4 +45,10 @@ export async function kitCall<Result>(context: string, call: () => Promise<Resul
   } catch (error) {
     throw toKitError(error, context);
   }
+}
+
+/** SPEC S2.4: `client` is a Client of @temporalio/client (a Protocol KitError otherwise). */
+export function checkClient(client: unknown, context: string): asserts client is Client {
+  if (typeof (client as Partial<Client> | undefined)?.workflow?.getHandle !== 'function')
+    throw KitError.protocol(`${context}: \`client\` must be a Client of @temporalio/client`);
 }

@@ -1,9 +1,9 @@
 import type { ReadingClient } from './cancel';
 import { watchOutputUpdate } from '../domain/conversation-messages';
-import { ErrorKind, KitError } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
 import { parseId, relatedId } from '../domain/ids';
-import type { Capability } from '../domain/capability';
-import type { LiveCallId, LiveCursor, LiveEnd } from '../domain/live-output';
+import { Capability } from '../domain/capability';
+import { LiveCursor, type LiveCallId, type LiveEnd } from '../domain/live-output';
 import { conversationHandle } from './conversations';
 import { withCancel } from './cancel';
 import { executeUpdate, longPoll } from './updates';
@@ -48,7 +48,7 @@ const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * durable `message` notification (S5.2). Not exclusive: any number of watchers may watch a thread.
  *
  * @example
- * for await (const event of watchOutput(client, thread.id, { capability: service.capability })) {
+ * for await (const event of watchOutput(client, thread.id, { capability: service.rootCapability })) {
  *   if (event.type === 'text') process.stdout.write(event.text);
  * }
  */
@@ -58,6 +58,9 @@ export async function* watchOutput(
   options: WatchOutputOptions,
 ): AsyncGenerator<LiveOutputEvent> {
   const thread = parseId('thread', threadId, 'threadId');
+  objectInput(options, 'watchOutput options');
+  parseInput(Capability, options.capability, 'capability');
+  if (options.cursor !== undefined) parseInput(LiveCursor, options.cursor, 'cursor');
   const handle = conversationHandle(client, relatedId('conversation', thread));
   let cursor: LiveCursor = options.cursor ?? { offset: 0, ended: false };
   let failures = 0;

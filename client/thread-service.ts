@@ -1,21 +1,7 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowIdReusePolicy,
-  type Client,
-  type WorkflowHandle,
-} from '@temporalio/client';
-import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  ApprovalPolicyChange,
-  checkChangeNamesAList,
-  initialApprovalPolicy,
-  type ApprovalPolicy,
-  type InitialApprovalPolicy,
-} from '../domain/approval-policy';
-import { attachRefusal } from '../domain/attach-rules';
+import { type Client, type WorkflowHandle } from '@temporalio/client';
+import { ApprovalPolicyChange, checkChangeNamesAList, type ApprovalPolicy } from '../domain/approval-policy';
 import { mintCapability, rootCapability, RunKey, type Capability } from '../domain/capability';
 import {
-  defaultOutsideEndsCheckMs,
   ReconcileRequest,
   type ReconcileRequestInput,
   type ReconcileResult,
@@ -23,7 +9,7 @@ import {
   type ShutdownReport,
 } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { newId, parseId, type ThreadId } from '../domain/ids';
+import { parseId, type ThreadId } from '../domain/ids';
 import {
   approvalPolicyQuery,
   completeRootUpdate,
@@ -32,23 +18,15 @@ import {
   shutdownUpdate,
   threadQuery,
   revokeGrantUpdate,
-  runCountsQuery,
   runStateQuery,
 } from '../domain/messages';
 import { unwrapAnswer } from '../domain/control';
 import { runCounters, type RunCounters } from '../domain/run-turns';
 import type { RunSnapshot } from '../domain/run-state';
-import {
-  DelegationGrant,
-  RootRunInput,
-  type AgentThread,
-  type AgentSpecInput,
-  type DelegationGrantInput,
-  type InterAgentMessage,
-} from '../domain/schemas';
-import { searchAttributes } from '../domain/search-attributes';
+import { type AgentThread, type InterAgentMessage } from '../domain/schemas';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
-import { kitCall, toKitError } from './errors';
+import { rootRunHandle, startRootRun, type AttachOptions } from './attach';
+import { kitCall } from './errors';
 import { executeUpdate } from './updates';
 import { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
 import { streamTree, type TreeEvent, type TreeReadOptions } from './tree-stream';
@@ -57,31 +35,7 @@ import { ThreadControls } from './thread-controls';
 import { usageReport, type UsageReport } from './usage';
 
 export { ThreadControls } from './thread-controls';
-/** How to attach a new root run (SPEC S3.2). */
-export interface AttachOptions {
-  /** The worker fleet's task queue. */
-  taskQueue: string;
-  /** Who attaches: must be the grant's owner. */
-  owner: string;
-  /** The root agent. */
-  root: AgentSpecInput;
-  /** The delegation grant; its rootThreadId, when given, must be the new root's id. */
-  grant: Omit<DelegationGrantInput, 'rootThreadId'> & { rootThreadId?: string };
-  /** The root thread id; a new one when omitted. */
-  rootThreadId?: string;
-  /** How long shutdown waits for threads to confirm their end (default 60 s). */
-  shutdownGraceMs?: number;
-  /** History length at which the run's workflows continue-as-new (default 4000 events). */
-  continueAsNewAfterEvents?: number;
-  /** How often the root asks if its earlier runs' sub-agents still run (ms; default 300,000; ≥ 1,000). */
-  outsideEndsCheckMs?: number;
-  /**
-   * SPEC S11.4: the tree's approval policy to start with: tools that never ask (even if they declare
-   * `needsApproval`) and tools that always do. Changeable later with {@link ThreadService.setApprovalPolicy}.
-   */
-  approvalPolicy?: InitialApprovalPolicy;
-}
-
+export type { AttachOptions } from './attach';
 /**
  * The host of exactly one root run (SPEC S3): every caller in that run talks to the same root-run
  * workflow, so nobody can reset its admission counters.
@@ -108,74 +62,8 @@ export class ThreadService {
    * (PermissionDenied) and an exhausted budget (QuotaExceeded).
    */
   static async attach(client: Client, options: AttachOptions): Promise<ThreadService> {
-    const rootThreadId = options.rootThreadId
-      ? parseId('thread', options.rootThreadId, 'rootThreadId')
-      : newId('thread', randomUUID);
-    const spec = parseInput(RootRunInput.shape.spec, options.root, 'root');
-    const grant = parseInput(
-      DelegationGrant,
-      { ...options.grant, rootThreadId: options.grant.rootThreadId ?? rootThreadId },
-      'grant',
-    );
-    // The workflow checks these rules again itself (a raw client cannot skip them); here they fail fast.
-    const refusal = attachRefusal(rootThreadId, grant);
-    if (refusal) throw refusal;
-    if (grant.owner !== options.owner) {
-      throw new KitError(
-        ErrorKind.PermissionDenied,
-        `the grant belongs to ${grant.owner}, not ${options.owner}`,
-      );
-    }
-    const taskQueue = parseInput(RootRunInput.shape.taskQueue, options.taskQueue, 'taskQueue');
-    const approvalPolicy = initialApprovalPolicy(options.approvalPolicy);
-    const outsideEndsCheckMs = parseInput(
-      RootRunInput.shape.outsideEndsCheckMs,
-      options.outsideEndsCheckMs ?? defaultOutsideEndsCheckMs,
-      'outsideEndsCheckMs',
-    );
-    const runKey = randomBytes(32).toString('hex');
-    try {
-      const handle = await client.workflow.start<typeof rootRunWorkflow>('rootRunWorkflow', {
-        taskQueue,
-        workflowId: rootThreadId,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        args: [
-          {
-            protocolVersion: 1,
-            rootThreadId,
-            runKey,
-            spec,
-            grant,
-            taskQueue,
-            shutdownGraceMs: options.shutdownGraceMs,
-            continueAsNewAfterEvents: options.continueAsNewAfterEvents,
-            // SPEC S4.4: sub-agents of earlier runs ended from outside are found within this period.
-            outsideEndsCheckMs,
-            // SPEC S11.3: every model call of the tree holds its reservation before it starts.
-            usageLedger: true,
-            // SPEC S6.4: threads' allowance refills sized by their calls' reservations.
-            callSizedAllowance: true,
-            // Model calls carry only the transcript entries their worker does not keep yet.
-            transcriptDelta: true,
-            // SPEC S11.4: every kernel's tool calls pass the tree's approval gate.
-            approvalPolicy,
-          },
-        ],
-        typedSearchAttributes: [
-          { key: searchAttributes.rootThreadId, value: rootThreadId },
-          { key: searchAttributes.parentThreadId, value: '' },
-          { key: searchAttributes.depth, value: 0 },
-          { key: searchAttributes.name, value: spec.name ?? 'root' },
-          { key: searchAttributes.status, value: 'pending' },
-        ],
-        staticSummary: `/root: ${spec.task.length > 180 ? `${spec.task.slice(0, 179)}…` : spec.task}`,
-        staticDetails: `agents-kit root run ${rootThreadId}\n\nowner: ${grant.owner}\nmaxDepth ${grant.maxDepth} · maxConcurrent ${grant.maxConcurrent} · maxTotal ${grant.maxTotal} · budget ${grant.budgetTokens} tokens${grant.budgetUsd === undefined ? '' : ` · $${grant.budgetUsd}`}\n\ntask:\n${spec.task}`,
-      });
-      return new ThreadService(client, rootThreadId, handle, runKey);
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw toKitError(error, 'attach');
-      throw await ThreadService.explainExisting(client, rootThreadId, error);
-    }
+    const { rootThreadId, handle, runKey } = await startRootRun(client, options);
+    return new ThreadService(client, rootThreadId, handle, runKey);
   }
 
   /**
@@ -185,17 +73,8 @@ export class ThreadService {
   static async reopen(client: Client, rootThreadId: string, capability: string): Promise<ThreadService> {
     const id = parseId('thread', rootThreadId, 'rootThreadId');
     const runKey = parseInput(RunKey, capability, 'capability');
-    const handle = client.workflow.getHandle<typeof rootRunWorkflow>(id);
+    const handle = await rootRunHandle(client, id);
     const service = new ThreadService(client, id, handle, runKey);
-    await kitCall('reopen', async () => {
-      try {
-        await handle.describe();
-      } catch (error) {
-        if (error instanceof Error && error.name === 'WorkflowNotFoundError')
-          throw new KitError(ErrorKind.NotFound, `no root run ${id}`);
-        throw error;
-      }
-    });
     // Proves the capability: the run answers its state only to its root (a run that has ended, too).
     await service.snapshot();
     return service;
@@ -367,32 +246,5 @@ export class ThreadService {
     const description = await kitCall('describe', () => this.handle.describe());
     if (description.status.name === 'RUNNING') return undefined;
     return kitCall('result', () => this.handle.result());
-  }
-
-  private static async explainExisting(
-    client: Client,
-    rootThreadId: ThreadId,
-    cause: Error,
-  ): Promise<KitError> {
-    const handle = client.workflow.getHandle<typeof rootRunWorkflow>(rootThreadId);
-    const description = await kitCall('attach', () => handle.describe());
-    if (description.status.name !== 'RUNNING') {
-      return new KitError(
-        ErrorKind.InvalidState,
-        `root ${rootThreadId} has already finished (${description.status.name.toLowerCase()}): it cannot be attached again`,
-        undefined,
-        { cause },
-      );
-    }
-    const counts = await kitCall('attach', () => handle.query(runCountsQuery));
-    if (counts.threads > 1) {
-      return new KitError(
-        ErrorKind.InvalidState,
-        `root ${rootThreadId} already has ${counts.threads - 1} sub-agents: reopen it instead of attaching`,
-        undefined,
-        { cause },
-      );
-    }
-    return new KitError(ErrorKind.Conflict, `root ${rootThreadId} is already attached`, undefined, { cause });
   }
 }

@@ -2,7 +2,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { IResource } from '@opentelemetry/resources';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
-import { parseInput } from '../domain/errors';
+import { objectInput, parseInput } from '../domain/errors';
 import { readableSpanOf, instrumentationScope, type SpanOrigin } from './finished-spans';
 
 /** How {@link createTracing} exports spans. */
@@ -78,6 +78,7 @@ async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
  * try { await worker.run(); } finally { await tracing.shutdown(); }
  */
 export async function createTracing(options: TracingOptions = {}): Promise<Tracing> {
+  objectInput(options, 'tracing options');
   const [{ BasicTracerProvider, BatchSpanProcessor }, { Resource, envDetectorSync }] = await Promise.all([
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/resources'),
@@ -169,7 +170,7 @@ export async function tracingFromEnvironment(
   environment: Record<string, string | undefined> = process.env,
   defaults: { serviceName: string } = { serviceName: 'agents-kit' },
 ): Promise<Tracing | undefined> {
-  const endpoint = tracesEndpointOf(environment);
+  const endpoint = tracesEndpointOf(objectInput(environment, 'environment'));
   if (!endpoint) return undefined;
   return createTracing({
     endpoint,

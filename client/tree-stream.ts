@@ -1,12 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import type { ReadingClient } from './cancel';
-import { rootCapability, type Capability } from '../domain/capability';
+import { Capability, rootCapability, RunKey } from '../domain/capability';
 import type { InteractionResolution } from '../domain/conversation-schemas';
-import { ErrorKind, KitError } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
 import { parseId, relatedId, type ThreadId } from '../domain/ids';
 import { LiveOutput, type LiveCallId, type LiveEnd } from '../domain/live-output';
 import type { NotificationBody } from '../domain/schemas';
-import { tailHistory, type HistoryEvent, type HistoryPosition } from './history-tail';
+import { tailHistory, type HistoryEvent } from './history-tail';
+import { parseCursor, rememberedSends, type Position, type SourceName } from './tree-cursor';
 import { watchOutput } from './live-output';
 import { conversationEventsOf, exists, type Reading } from './tree-conversation';
 import { mailboxEventsOf, type MailboxReading } from './tree-mailbox';
@@ -61,29 +62,6 @@ export interface TreeEvent {
   cursor: string;
 }
 
-type SourceName = 'conversation' | 'mailbox';
-type Position = HistoryPosition & { index: number };
-
-interface Cursor {
-  v: 1;
-  /** Threads known (spawned), by id: their path and where each of their histories was read up to. */
-  threads: Record<
-    string,
-    {
-      path: string;
-      at: Partial<Record<SourceName, Position>>;
-      /** Where its own history is read again from on a resume: a request taken there is still unanswered. */
-      from?: HistoryPosition;
-    }
-  >;
-  /**
-   * Sends yielded whose receipt has not been (`sender|operationId`, at most the latest 2,000), so a
-   * receipt after a resume knows its send came.
-   */
-  sends: string[];
-}
-const rememberedSends = 2_000;
-
 /** Options of {@link streamTree}: who reads (the run's key, or a thread's capability), and how. */
 export type StreamTreeOptions = (
   | {
@@ -127,17 +105,6 @@ export interface TreeReadOptions {
   signal: AbortSignal;
 }
 
-function parseCursor(raw: string | undefined, rootId: ThreadId, rootPath: string): Cursor {
-  if (raw === undefined) return { v: 1, threads: { [rootId]: { path: rootPath, at: {} } }, sends: [] };
-  try {
-    const cursor = JSON.parse(raw) as Cursor;
-    if (cursor.v === 1 && typeof cursor.threads === 'object' && Array.isArray(cursor.sends)) return cursor;
-  } catch {
-    // Reported below.
-  }
-  throw new KitError(ErrorKind.Protocol, 'streamTree: `after` is not a cursor this stream gave');
-}
-
 interface Pending {
   threadId: ThreadId;
   source: SourceName;
@@ -171,6 +138,18 @@ const isTurnStart = (item: Pending) =>
  */
 export const sendWaitMs = 10_000;
 
+/** SPEC S2.4: a stream's options are checked before it reads anything. */
+function checkStreamOptions(options: StreamTreeOptions): void {
+  objectInput(options, 'streamTree options');
+  const signal = options.signal as Partial<AbortSignal> | undefined;
+  if (typeof signal?.addEventListener !== 'function' || typeof signal.aborted !== 'boolean')
+    throw new KitError(ErrorKind.Protocol, 'streamTree: `signal` must be an AbortSignal', {
+      fields: ['signal'],
+    });
+  if ('capability' in options) parseInput(Capability, options.capability, 'capability');
+  else parseInput(RunKey, (options as { runKey?: unknown }).runKey, 'runKey');
+}
+
 /**
  * Streams every event of a root run's tree (SPEC S10.2), in causal order, from the start or after a
  * cursor, until `signal` aborts, or every history of the tree has closed.
@@ -181,6 +160,7 @@ export async function* streamTree(
   options: StreamTreeOptions,
 ): AsyncGenerator<TreeEvent> {
   const rootId = parseId('thread', rootThreadId, 'rootThreadId');
+  checkStreamOptions(options);
   // Each open history's poll listens to the signal while it waits: two per thread, not a leak.
   setMaxListeners(0, options.signal);
   // Watchers (`output`) stop with the stream, however it ends.

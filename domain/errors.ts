@@ -129,3 +129,12 @@ export function parseInput<Schema extends z.ZodType>(
   if (!result.success) throw protocolErrorFromZod(what, result.error);
   return result.data;
 }
+
+const AnyObject = z.looseObject({});
+
+/** `value` itself when it is an object (not null, not an array); a Protocol KitError naming `what` otherwise. */
+export function objectInput<Value>(value: Value, what: string): Value & object {
+  if (Array.isArray(value)) throw KitError.protocol(`invalid ${what}: expected an object, got an array`);
+  parseInput(AnyObject, value, what);
+  return value as Value & object;
+}

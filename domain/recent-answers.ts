@@ -58,17 +58,18 @@ export class RecentAnswerLog {
     return entry.answer;
   }
 
-  /** Remembers an answer (not when the id or the answer is too large to carry). */
-  remember(id: string | undefined, input: unknown, answer: unknown): void {
-    if (id === undefined || id.length > maxRememberedId) return;
+  /** Remembers an answer (not when the id or the answer is too large to carry); says whether it did. */
+  remember(id: string | undefined, input: unknown, answer: unknown): boolean {
+    if (id === undefined || id.length > maxRememberedId) return false;
     const entry: RecentAnswer = { id, inputFingerprint: sha256Hex(canonicalJson(input)), answer };
-    if (jsonBytes(entry) > maxRememberedEntryBytes) return;
+    if (jsonBytes(entry) > maxRememberedEntryBytes) return false;
     this.byId.delete(id);
     this.byId.set(id, entry);
     for (const oldest of this.byId.keys()) {
       if (this.byId.size <= this.capacity) break;
       this.byId.delete(oldest);
     }
+    return true;
   }
 
   snapshot(): RecentAnswer[] {

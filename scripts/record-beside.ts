@@ -16,6 +16,7 @@ import {
 } from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
 import { recordRetiredPages } from './record-retired-pages';
+import { recordSpawnKeyedByUpdate } from './record-spawn-keyed';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
 export const scenarios: Record<
@@ -97,6 +98,12 @@ export const scenarios: Record<
     record: recordRetiredPages,
     prefix: 'retiredPagesEnd',
     selection: { takes: takesPatch('retiredPagesEnd') },
+  },
+  // Patch `spawnKeyedByUpdate`: a raw spawn with no request id, retried after the root continued as new.
+  '--spawn-keyed': {
+    record: recordSpawnKeyedByUpdate,
+    prefix: 'spawnKeyedByUpdate',
+    selection: { takes: takesPatch('spawnKeyedByUpdate') },
   },
 };
 

@@ -159,4 +159,12 @@ export const patches = {
    * workflow for ever. Asked only when pages are left (workflows/conversation-paging.ts).
    */
   retiredPagesEnd: 'retiredPagesEnd',
+  /**
+   * SPEC S3.10: a spawn update that names no request id (a raw client's; agents-kit's own client always
+   * names one) is given one made from its update id, so the registry knows it on every later run: a
+   * retry of the update after the root continued as new returns the thread the first attempt spawned.
+   * Before it, that retry spawned a second thread (Temporal knows update ids only within a run). Asked
+   * only for such spawns (workflows/root-updates.ts).
+   */
+  spawnKeyedByUpdate: 'spawnKeyedByUpdate',
 } as const satisfies Readonly<Record<string, string>>;

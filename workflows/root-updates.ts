@@ -1,7 +1,8 @@
-import { setHandler } from '@temporalio/workflow';
+import { currentUpdateInfo, patched, setHandler } from '@temporalio/workflow';
 
 import { ReconcileRequest, type ControlOperationInput, type ShutdownReport } from '../domain/control';
 import { checkUpdateBytes } from '../domain/answer-bounds';
+import { sha256Hex } from '../domain/bytes';
 import { checkChangeNamesAList } from '../domain/approval-policy';
 import { controlOperations, rootUpdateTypes, WaitRequest } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
@@ -17,9 +18,12 @@ import {
 import type { RootRunState } from '../domain/run-state';
 import type { ControlScope } from '../domain/schemas';
 import { guarded } from './failures';
+import { patches } from './patches';
 import { registerOperationUpdates, type UpdateBody } from './operation-updates';
 import { longPollMs, type PollSlots } from './poll-slots';
+import { takenOnce } from './root-drain';
 import type { RootHost } from './root-host';
+import { updateKey } from './run-lifetime';
 import type { ThreadAuthority } from './thread-authority';
 import { policyOrRefusal, type TreeApprovalPolicy } from './tree-approval-policy';
 
@@ -68,8 +72,19 @@ export function registerRootUpdates(
       checkUpdateBytes(request, 'spawn request');
     },
     perform: (capability, request) =>
-      host.execute(scopeOf(capability), { type, request } as ControlOperationInput),
+      host.execute(scopeOf(capability), { type, request: keyedByUpdate(request) } as ControlOperationInput),
   });
+  /**
+   * SPEC S3.10: a spawn naming no request id gets one made from its update id, which the registry keeps
+   * across continue-as-new, so a retry of the update on a later run returns the thread it spawned.
+   */
+  const keyedByUpdate = (request: unknown): unknown => {
+    const updateId = currentUpdateInfo()?.id;
+    if (updateId === undefined || (request as { requestId?: unknown }).requestId !== undefined)
+      return request;
+    if (!patched(patches.spawnKeyedByUpdate)) return request;
+    return { ...(request as object), requestId: `request_${sha256Hex(`update|${updateId}`).slice(0, 32)}` };
+  };
   // The table's root operations that clients reach by update. The root's own thread operations (its
   // mailbox, its turn) are served like any thread's, by ThreadOperations.
   registerOperationUpdates(
@@ -105,7 +120,9 @@ export function registerRootUpdates(
   );
   setHandler(
     takeRootMessagesUpdate,
-    counted((capability) => state.takeRootMessages(scopeOf(capability))),
+    counted((capability) =>
+      takenOnce(host.recent, updateKey(), () => state.takeRootMessages(scopeOf(capability))),
+    ),
     {
       validator: guarded((scope: unknown) => void validScope(scope)),
     },

@@ -3,8 +3,10 @@
 // root or a run under another workflow id is PermissionDenied, a spent budget QuotaExceeded.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toKitError } from '../../client/errors';
+import { ThreadService } from '../../client/thread-service';
 import { newId } from '../../domain/ids';
 import { DelegationGrant, type RootRunInputShape } from '../../domain/schemas';
+import { attachRun, kitErrorOf } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -54,4 +56,38 @@ test('a raw start with a foreign grant, another workflow id or a spent budget fa
   expect(await failureOf(input({ budgetTokens: 100, spentTokens: 100 }))).toBe(
     "QuotaExceeded: the grant's budget is exhausted: 100 of 100 tokens spent",
   );
+});
+
+test('attach refuses options its root run would refuse before starting it, so the id stays free', async () => {
+  const rootThreadId = newId('thread', randomUUID);
+  for (const bad of [{ continueAsNewAfterEvents: 5 }, { shutdownGraceMs: -1 }, { shutdownGraceMs: 1e12 }]) {
+    const refused = await kitErrorOf(attachRun(temporal.client, taskQueue, { rootThreadId, ...bad }));
+    expect(refused.kind).toBe('Protocol');
+    expect(refused.message).toContain(Object.keys(bad)[0]);
+  }
+  const service = await attachRun(temporal.client, taskQueue, { rootThreadId });
+  expect((await service.counters()).live).toBe(0);
+  await service.shutdown();
+});
+
+test("attach and reopen on a sub-agent's id say it is not a root run, as final kinds", async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const child = await service.rootControls().spawn({ task: 'be a sub-agent', name: 'not-a-root' });
+  const attached = await kitErrorOf(attachRun(temporal.client, taskQueue, { rootThreadId: child.id }));
+  expect([attached.kind, attached.message]).toEqual([
+    'Conflict',
+    `${child.id} is the id of a agentWorkflow, not of a root run: attach with another rootThreadId`,
+  ]);
+  const reopened = await kitErrorOf(ThreadService.reopen(temporal.client, child.id, service.capability));
+  expect(reopened.kind).toBe('NotFound');
+  // A root run that failed at its start answers no query: InvalidState, not a retryable Integration.
+  const failed = newId('thread', randomUUID);
+  await temporal.client.workflow.start('rootRunWorkflow', { taskQueue, workflowId: failed, args: [{}] });
+  await temporal.client.workflow
+    .getHandle(failed)
+    .result()
+    .catch(() => undefined);
+  const counted = await kitErrorOf(ThreadService.reopen(temporal.client, failed, service.capability));
+  expect(counted.kind).toBe('InvalidState');
+  await service.shutdown();
 });

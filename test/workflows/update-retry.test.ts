@@ -4,7 +4,14 @@
 // root's registry remembers across runs. Messages and interrupts: the thread that owns them (SPEC S3.1)
 // carries its last update ids and their answers.
 import { temporal as proto } from '@temporalio/proto';
-import { interruptUpdate, mailboxQuery, sendMessageUpdate, spawnUpdate } from '../../domain/messages';
+import {
+  interruptUpdate,
+  mailboxQuery,
+  sendMessageUpdate,
+  spawnUpdate,
+  takeRootMessagesUpdate,
+} from '../../domain/messages';
+import { toKitError } from '../../client/errors';
 import { ThreadService } from '../../client/thread-service';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { failedTasks, historyEvents } from '../helpers/task-answers';
@@ -63,6 +70,67 @@ test('a spawn update re-sent with the same update id after the root continued as
   expect(again.id).toBe(first.id);
   expect((await service.counters()).total).toBe(1);
   expect((await root.listThreads()).filter((thread) => thread.name === 'once')).toHaveLength(1);
+  await service.shutdown();
+}, 180_000);
+
+test('a raw spawn update with no request id, re-sent with the same update id after the root continued as new, spawns once', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  // As a raw client sends it: no request id, so only the update id names it (patch spawnKeyedByUpdate).
+  const handle = temporal.client.workflow.getHandle(service.rootThreadId);
+  const request = { task: 'spawn me once, raw', name: 'raw-once', fork: { type: 'none' as const } };
+  const updateId = `raw-spawn-${service.rootThreadId}`;
+  const first = await handle.executeUpdate(spawnUpdate, { args: [root.capability, request], updateId });
+  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, first.id));
+
+  const again = await handle.executeUpdate(spawnUpdate, { args: [root.capability, request], updateId });
+  expect(again.id).toBe(first.id);
+  expect((await service.counters()).total).toBe(1);
+  expect((await root.listThreads()).filter((thread) => thread.name === 'raw-once')).toHaveLength(1);
+  expect(failedTasks(await historyEvents(temporal.client, service.rootThreadId))).toEqual([]);
+  await service.shutdown();
+}, 180_000);
+
+test('a takeRootMessages update re-sent with the same update id after the root continued as new gets the same messages', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'report to the root', name: 'drain-reporter' });
+  await untilTurns(service, child.id, 1);
+  const handle = temporal.client.workflow.getHandle(service.rootThreadId);
+  const from = await service.capabilityOf(child.id);
+  const report = async (operationId: string, content: string) => {
+    await handle.signal<[unknown]>('control-request', {
+      from,
+      operationId: `${child.id}/${operationId}`,
+      operation: { type: 'send-message', request: { recipient: service.rootThreadId, content } },
+    });
+    await eventually(
+      async () => (await handle.query(mailboxQuery)).received.map((entry) => entry.content),
+      (contents) => contents.includes(content),
+      `${operationId} in the root mailbox`,
+    );
+  };
+  const drain = (updateId: string) =>
+    handle.executeUpdate(takeRootMessagesUpdate, { args: [root.capability], updateId });
+  await report('small-1', 'first');
+  await report('small-2', 'second');
+  const small = await drain(`drain-small-${service.rootThreadId}`);
+  expect(small.map((message) => message.content)).toEqual(['first', 'second']);
+  // Too large for the root's answer log: a retry on a later run is told what it took, not given [].
+  await report('large', 'x'.repeat(4_000));
+  const large = await drain(`drain-large-${service.rootThreadId}`);
+  expect(large.map((message) => message.content.length)).toEqual([4_000]);
+
+  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  expect(await drain(`drain-small-${service.rootThreadId}`)).toEqual(small);
+  const retried = await drain(`drain-large-${service.rootThreadId}`).then(
+    () => undefined,
+    (error: unknown) => toKitError(error),
+  );
+  expect(retried?.kind).toBe('Conflict');
+  expect(retried?.details).toEqual({ count: 1, firstSeq: large[0]!.seq, lastSeq: large[0]!.seq });
+  // Each message was given out once.
+  expect(await root.takeRootMessages()).toEqual([]);
   await service.shutdown();
 }, 180_000);
 
