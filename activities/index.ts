@@ -11,7 +11,7 @@ import { createModelProvider, type ModelProvider } from './providers';
 import { builtinTools, runRegisteredTool, type ToolDefinition } from './tools';
 import { threadWorkflowEnds } from './thread-ends';
 
-export { builtinTools, defineTool, type ToolDefinition } from './tools';
+export { builtinTools, defineTool, type ToolCallContext, type ToolDefinition } from './tools';
 export { createModelProvider, loadModelConfig, type ModelProvider } from './providers';
 export { loadModelPrices, type ModelPrices } from './model-prices';
 export { createMcpTools, McpTools, type McpTool } from './mcp-tools';

@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 
@@ -14,7 +14,18 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
    * is recorded in history like any tool's; it cannot heartbeat, so an interrupt waits for it to end.
    */
   local?: boolean;
-  run(input: z.output<Input>): Promise<unknown>;
+  /**
+   * Runs a call. `signal` aborts when the call is interrupted (SPEC S4.6): stop there, and the turn ends
+   * as soon as the call does. The call ends interrupted, not with its output, if the signal aborted
+   * while it ran — the turn it belonged to takes no further step.
+   */
+  run(input: z.output<Input>, call: ToolCallContext): Promise<unknown>;
+}
+
+/** What a tool's call is given besides its input. */
+export interface ToolCallContext {
+  /** Aborts when the call is interrupted (an interrupt of its turn, the thread's close or shutdown). */
+  signal: AbortSignal;
 }
 
 /** Defines a tool with its input type inferred from the zod schema. */
@@ -66,7 +77,11 @@ export const builtinTools: ToolDefinition[] = [
   }),
 ];
 
-/** Looks a tool up and runs it with validated input. */
+/**
+ * Looks a tool up and runs it with validated input. An activity's call heartbeats while the tool runs, so
+ * it is not timed out however long it takes, and an interrupt reaches it (its `signal`); a call that was
+ * interrupted while it ran ends cancelled, whatever the tool did with the signal (SPEC S4.6).
+ */
 export async function runRegisteredTool(
   tools: readonly ToolDefinition[],
   name: string,
@@ -78,5 +93,22 @@ export async function runRegisteredTool(
       ErrorKind.NotFound,
       `no tool named ${name}: known tools are ${tools.map((t) => t.name).join(', ')}`,
     );
-  return tool.run(parseInput(tool.input, input, `input of tool ${name}`));
+  const parsed = parseInput(tool.input, input, `input of tool ${name}`);
+  const context = Context.current();
+  const { cancellationSignal: signal } = context;
+  // A local activity cannot heartbeat (its workflow task waits for it instead).
+  const heartbeat = context.info.isLocal ? undefined : setInterval(() => context.heartbeat(), 1000);
+  try {
+    const output = await tool.run(parsed, { signal });
+    if (signal.aborted) throw interrupted(signal);
+    return output;
+  } catch (error) {
+    throw signal.aborted ? interrupted(signal) : error;
+  } finally {
+    clearInterval(heartbeat);
+  }
 }
+
+/** The cancellation an interrupted call ends with (the activity is then reported cancelled). */
+const interrupted = (signal: AbortSignal): unknown =>
+  signal.reason instanceof Error ? signal.reason : new CancelledFailure('the tool call was interrupted');

@@ -55,6 +55,7 @@ export {
   type ActivityDependencies,
   type ModelPrices,
   type ModelProvider,
+  type ToolCallContext,
   type ToolDefinition,
 } from '../activities';
 export { ModelConfig } from '../activities/providers';

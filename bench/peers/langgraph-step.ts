@@ -58,11 +58,14 @@ async function startPostgres(settings: string[]) {
 function buildGraph(checkpointer: PostgresSaver, stepsPerTurn: number) {
   let calls = 0;
   const usage = { input_tokens: stepTokens / 2, output_tokens: stepTokens / 2, total_tokens: stepTokens };
-  const noop = tool(async () => noopTool.run({}) as Promise<string>, {
-    name: noopTool.name,
-    description: noopTool.description,
-    schema: z.object({}),
-  });
+  const noop = tool(
+    async () => noopTool.run({}, { signal: new AbortController().signal }) as Promise<string>,
+    {
+      name: noopTool.name,
+      description: noopTool.description,
+      schema: z.object({}),
+    },
+  );
   // What the prebuilt ToolNode does for a call (its subpath import does not resolve under node10 either).
   const tools = async (state: typeof MessagesAnnotation.State) => {
     const last = state.messages.at(-1);
