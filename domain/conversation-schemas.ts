@@ -59,6 +59,27 @@ export const PublishRequest = z
   .strict();
 export type PublishRequest = z.infer<typeof PublishRequest>;
 
+/**
+ * SPEC S3.9: why a proven publisher may not publish these items, or undefined. An item that names a
+ * thread (an interaction, a status) speaks for that thread: only the thread itself may publish it, except
+ * a `child-spawned` status, which a parent publishes of its new child. Without it, any thread of a tree
+ * could put into the root's conversation approvals "of" another thread that nobody can answer.
+ */
+export function misattributed(request: PublishRequest): string | undefined {
+  const publisher = request.from?.threadId;
+  if (publisher === undefined) return undefined;
+  const other = request.notifications.find(({ body }) => {
+    const named = 'threadId' in body ? body.threadId : undefined;
+    return (
+      named !== undefined &&
+      named !== publisher &&
+      !(body.type === 'status' && body.event === 'child-spawned')
+    );
+  });
+  if (!other) return undefined;
+  return `publish: notification ${other.id} speaks for another thread than its publisher ${publisher}`;
+}
+
 /** What a publish did: the seq of each newly accepted draft, and how many were already published (by id). */
 export const PublishReceipt = z
   .object({ seqs: z.array(z.number().int().min(1)), duplicates: z.number().int().min(0) })

@@ -16,6 +16,7 @@ import {
 } from './record-outside-ends';
 import { recordLiveOutput } from './record-live-output';
 import { recordRetiredPages } from './record-retired-pages';
+import { recordPublisherSpeaksForItself } from './record-publisher-speaks';
 import { recordSpawnKeyedByUpdate } from './record-spawn-keyed';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
@@ -104,6 +105,12 @@ export const scenarios: Record<
     record: recordSpawnKeyedByUpdate,
     prefix: 'spawnKeyedByUpdate',
     selection: { takes: takesPatch('spawnKeyedByUpdate') },
+  },
+  // Patch `publisherSpeaksForItself`: a thread's publish of another thread's item, by signal, dropped.
+  '--publisher-speaks': {
+    record: recordPublisherSpeaksForItself,
+    prefix: 'publisherSpeaksForItself',
+    selection: { takes: takesPatch('publisherSpeaksForItself') },
   },
 };
 

@@ -1,4 +1,12 @@
-import { allHandlersFinished, condition, continueAsNew, log, setHandler, uuid4 } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  patched,
+  setHandler,
+  uuid4,
+} from '@temporalio/workflow';
 import { ConversationJournal } from '../domain/conversation-journal';
 import { ConversationPaging } from './conversation-paging';
 import {
@@ -17,6 +25,7 @@ import { capabilityRefusal, isSelfOrBelow, type Capability } from '../domain/cap
 import {
   AdoptConversation,
   CloseConversationRequest,
+  misattributed,
   OpenReceiverRequest,
   PublishReceipt,
   PublishRequest,
@@ -36,6 +45,7 @@ import {
   type ParsedConversationInput,
 } from './conversation-input';
 import { guarded } from './failures';
+import { patches } from './patches';
 import { startFailure, workflowInput } from './workflow-input';
 import { KeptTimer } from './kept-timer';
 import { registerLiveOutput } from './live-output-handlers';
@@ -140,6 +150,9 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   let ownerEndedAtMs = input.ownerEndedAtMs;
   async function publish(request: PublishRequest): Promise<PublishReceipt> {
     checkSender(request.from, 'publish');
+    const forged = owner ? misattributed(request) : undefined;
+    if (forged && patched(patches.publisherSpeaksForItself))
+      throw new KitError(ErrorKind.PermissionDenied, forged);
     const { accepted, ...receipt } = journal.publish(request.notifications, request.mirrorInteractionsTo);
     const ownerEnded = accepted.some(
       ({ body }) =>
@@ -183,7 +196,10 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     }),
     {
       validator: guarded((request: PublishRequest) => {
-        checkSender(parseInput(PublishRequest, request, 'publish').from, 'publish');
+        const parsed = parseInput(PublishRequest, request, 'publish');
+        checkSender(parsed.from, 'publish');
+        const forged = owner ? misattributed(parsed) : undefined;
+        if (forged) throw new KitError(ErrorKind.PermissionDenied, forged);
         checkUpdateBytes(request, 'publish', maxPublishUpdateBytes);
       }),
     },

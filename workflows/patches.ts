@@ -167,4 +167,13 @@ export const patches = {
    * only for such spawns (workflows/root-updates.ts).
    */
   spawnKeyedByUpdate: 'spawnKeyedByUpdate',
+  /**
+   * SPEC S3.9: a thread's conversation (the root's too) takes an item that names a thread (an interaction,
+   * a status) only from that thread itself, or a `child-spawned` status from its parent
+   * (`misattributed` in domain/conversation-schemas.ts). Before it, any proven thread of the tree could
+   * publish into the root's conversation approvals "of" a sibling or of the root, which nobody could
+   * answer, so they stayed pending for good. Asked only for such a publish (workflows/conversation-workflow.ts);
+   * a publish update is refused in its validator, which leaves no trace in history.
+   */
+  publisherSpeaksForItself: 'publisherSpeaksForItself',
 } as const satisfies Readonly<Record<string, string>>;
