@@ -1,4 +1,10 @@
-import { isGrpcServiceError, type Client } from '@temporalio/client';
+import {
+  CancelledFailure,
+  isGrpcServiceError,
+  TerminatedFailure,
+  WorkflowFailedError,
+  type Client,
+} from '@temporalio/client';
 import { ErrorKind, KitError, kitErrorFromFailure } from '../domain/errors';
 
 /**
@@ -20,6 +26,17 @@ export function toKitError(error: unknown, context?: string): KitError {
       undefined,
       { cause: error },
     );
+  }
+  if (error instanceof WorkflowFailedError) {
+    // A run cancelled or terminated from outside has ended for good: nothing to retry (SPEC S2.2).
+    const ended =
+      error.cause instanceof CancelledFailure
+        ? 'was cancelled'
+        : error.cause instanceof TerminatedFailure
+          ? `was terminated${error.cause.message ? ` (${error.cause.message})` : ''}`
+          : undefined;
+    if (ended)
+      return new KitError(ErrorKind.Closed, `${prefix}the workflow ${ended}`, undefined, { cause: error });
   }
   if (error instanceof Error && error.name === 'QueryNotRegisteredError') {
     // The workflow runs no handler for it: not a workflow of this kind, or one that failed before it began.

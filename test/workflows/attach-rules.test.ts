@@ -91,3 +91,13 @@ test("attach and reopen on a sub-agent's id say it is not a root run, as final k
   expect(counted.kind).toBe('InvalidState');
   await service.shutdown();
 });
+
+test('the result of a root run terminated from outside is Closed, not a retryable error', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  await temporal.client.workflow.getHandle(service.rootThreadId).terminate('from outside');
+  const ended = await kitErrorOf(service.result());
+  expect([ended.kind, ended.message]).toEqual([
+    'Closed',
+    'result: the workflow was terminated (from outside)',
+  ]);
+});
