@@ -265,7 +265,7 @@ async function* ordered(
     if (queues.has(`${threadId}|conversation`)) return;
     if (options.output) watch(threadId);
     const reading: Reading = {
-      proven: async (from) => (from as Capability).threadId === threadId && (await proofs(from)),
+      proven: async (from) => (from as Capability | undefined)?.threadId === threadId && (await proofs(from)),
       seen: new Set(),
       settled: new Set(),
       live: new LiveOutput(),
