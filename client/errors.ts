@@ -38,7 +38,12 @@ export function toKitError(error: unknown, context?: string): KitError {
     if (ended)
       return new KitError(ErrorKind.Closed, `${prefix}the workflow ${ended}`, undefined, { cause: error });
   }
-  if (error instanceof Error && error.name === 'QueryNotRegisteredError') {
+  // The SDK names every query the server calls an invalid argument so; only a missing handler is final.
+  if (
+    error instanceof Error &&
+    error.name === 'QueryNotRegisteredError' &&
+    /did not register a handler/i.test(message)
+  ) {
     // The workflow runs no handler for it: not a workflow of this kind, or one that failed before it began.
     return new KitError(
       ErrorKind.InvalidState,
