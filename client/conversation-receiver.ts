@@ -8,12 +8,12 @@ import { ConversationId } from '../domain/ids';
 import { ConversationNotification } from '../domain/schemas';
 import type { Capability } from '../domain/capability';
 import type { conversationWorkflow } from '../workflows/conversation-workflow';
+import { conversationHandle, checkStartOptions } from './conversations';
 import {
-  conversationHandle,
-  checkStartOptions,
   conversationStartOperation,
+  startingConversation,
   type ConversationStartOptions,
-} from './conversations';
+} from './conversation-start';
 import { kitCall, toKitError } from './errors';
 import { refusedForNow } from './updates';
 
@@ -82,7 +82,10 @@ export class ConversationNotificationReceiver
 
   /**
    * Takes the conversation's lease and returns its receiver (S5.3), starting the conversation workflow
-   * if it does not exist yet. Rejects with Conflict while another receiver's lease is live.
+   * if it does not exist yet. Rejects with Conflict while another receiver's lease is live, with Closed
+   * when the conversation's workflow has ended (it is not started again: `conversationReusePolicy`), and
+   * with PermissionDenied when `capability` is sent to a conversation no thread of its tree owns (SPEC
+   * S3.9: a standalone one, or one somebody else started under a thread's id; nothing is delivered).
    */
   static async open(
     client: Client,
@@ -99,7 +102,7 @@ export class ConversationNotificationReceiver
       },
       'receiver options',
     );
-    const lease = await kitCall(`open a receiver on ${id}`, () =>
+    const lease = await startingConversation(id, `open a receiver on ${id}`, () =>
       client.workflow.executeUpdateWithStart(openReceiverUpdate, {
         args: [request],
         startWorkflowOperation: conversationStartOperation(id, options),

@@ -1,4 +1,4 @@
-import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
@@ -29,18 +29,14 @@ import { jsonBytes } from '../domain/bytes';
 import { executeUpdate } from './updates';
 import { Capability } from '../domain/capability';
 import { resolveInteractionUpdate } from '../domain/messages';
+import {
+  conversationReusePolicy,
+  conversationStartOperation,
+  startingConversation,
+  type ConversationStartOptions,
+} from './conversation-start';
 
-/** Where a conversation workflow runs if a call has to start it, and the settings it starts with. */
-export interface ConversationStartOptions {
-  taskQueue: string;
-  settings?: Omit<ConversationWorkflowInput, 'conversationId' | 'snapshot' | 'generation' | 'owner'>;
-  /**
-   * The caller's capability (SPEC S3.9), which a thread's conversation requires (a standalone one needs
-   * none): it takes notifications only from that thread or its descendants, and is read (receivers) and
-   * closed only by that thread or its ancestors — the root's capability serves the whole tree.
-   */
-  capability?: Capability;
-}
+export { conversationStartOperation, type ConversationStartOptions } from './conversation-start';
 
 /** A notification to publish: a body, plus an id (for idempotent re-publishing) and time if you have them. */
 export const NotificationDraftInput = z
@@ -59,19 +55,6 @@ export function conversationHandle(
   return client.workflow.getHandle<typeof conversationWorkflow>(
     parseId('conversation', conversationId, 'conversationId'),
   );
-}
-
-/** Start options that create the conversation workflow when it does not exist yet, or use the running one. */
-export function conversationStartOperation(
-  conversationId: ConversationId,
-  options: ConversationStartOptions,
-): WithStartWorkflowOperation<typeof conversationWorkflow> {
-  return new WithStartWorkflowOperation<typeof conversationWorkflow>('conversationWorkflow', {
-    workflowId: conversationId,
-    taskQueue: options.taskQueue,
-    args: [{ ...options.settings, conversationId }],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
 }
 
 /**
@@ -145,7 +128,8 @@ function batches<Item>(items: readonly Item[], size: number, maxBytes = publishB
 /**
  * Publishes notifications fire-and-forget (S5.2), starting the conversation if it does not exist yet
  * (signal-with-start), in batches of {@link publishBatchSize}. Returns the drafts with the ids assigned.
- * A closed conversation drops them (see `refusedAfterClose` in the summary, or use
+ * One whose workflow has ended is not started again: Closed ({@link conversationReusePolicy}). A closed
+ * conversation drops them (see `refusedAfterClose` in the summary, or use
  * {@link publishNotificationsWithReceipt} to see the Closed error).
  */
 export async function publishNotifications(
@@ -157,10 +141,11 @@ export async function publishNotifications(
   const { id, mirror } = checkStartOptions(client, conversationId, options, 'publish');
   const drafts = toDrafts(notifications);
   for (const batch of batches(drafts, publishBatchSize)) {
-    await kitCall(`publish to ${id}`, () =>
+    await startingConversation(id, `publish to ${id}`, () =>
       client.workflow.signalWithStart<typeof conversationWorkflow, [PublishRequest]>('conversationWorkflow', {
         workflowId: id,
         taskQueue: options.taskQueue,
+        workflowIdReusePolicy: conversationReusePolicy,
         args: [{ ...options.settings, conversationId: id }],
         signal: publishSignal,
         signalArgs: [
@@ -211,7 +196,7 @@ export async function publishNotificationsWithReceipt(
       ...(options.capability ? { from: options.capability } : {}),
     };
     checkUpdateBytes(request, 'publish', maxPublishUpdateBytes);
-    const { seqs, duplicates } = await kitCall(`publish to ${id}`, () =>
+    const { seqs, duplicates } = await startingConversation(id, `publish to ${id}`, () =>
       client.workflow.executeUpdateWithStart(publishUpdate, {
         args: [request],
         startWorkflowOperation: conversationStartOperation(id, options),

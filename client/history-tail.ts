@@ -18,14 +18,15 @@ const cancelled = (error: unknown) =>
  * Every event of a workflow's chain of runs after `after` (from its first run's start by default), in
  * order, across continue-as-new; while the chain is open it long-polls for new events
  * (`waitNewEvent`, a read, not a billable action) until `signal` aborts. Ends when the chain's last
- * run has closed, or when no such workflow exists.
+ * run has closed, or when no such workflow exists. The chain is the newest one under the id, unless
+ * `firstRunId` names the first run of another (an id may be reused once its chain has ended).
  */
 export async function* tailHistory(
   client: ReadingClient,
   workflowId: string,
-  options: { after?: HistoryPosition; signal: AbortSignal },
+  options: { after?: HistoryPosition; signal: AbortSignal; firstRunId?: () => Promise<string | undefined> },
 ): AsyncGenerator<{ runId: string; event: HistoryEvent }> {
-  let runId = options.after?.runId;
+  let runId = options.after?.runId ?? (await options.firstRunId?.());
   if (!runId) {
     const description = await client.workflow
       .getHandle(workflowId)

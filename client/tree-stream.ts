@@ -12,6 +12,7 @@ import { watchOutput } from './live-output';
 import { conversationEventsOf, exists, type Reading } from './tree-conversation';
 import { mailboxEventsOf, type MailboxReading } from './tree-mailbox';
 import { checkedByThread, checkedWithKey } from './tree-proofs';
+import { threadConversationStart } from './conversation-chain';
 
 /**
  * SPEC S10.2: one stream of a whole root run, causally ordered, resumable from a cursor, readable after
@@ -225,6 +226,10 @@ async function* ordered(
           resumed && start !== undefined ? { runId: resumed.runId, eventId: start - 1 } : undefined;
         for await (const { runId, event } of tailHistory(client, workflowId, {
           ...(after ? { after } : {}),
+          // Not a chain somebody started under the id after the thread's own had ended.
+          ...(source === 'conversation'
+            ? { firstRunId: () => threadConversationStart(client, workflowId, threadId) }
+            : {}),
           signal: options.signal,
         })) {
           const eventId = Number(event.eventId);

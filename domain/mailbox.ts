@@ -10,7 +10,8 @@ export type MailboxEntry = z.infer<typeof MailboxEntry>;
 export const MailboxSnapshot = z
   .object({
     nextSeq: z.number().int().min(1),
-    ready: z.array(InterAgentMessage).max(2_000),
+    // One more than a thread's bound: the message that asks for the turn that takes a full mailbox.
+    ready: z.array(InterAgentMessage).max(2_001),
     consumedLog: z.array(MailboxEntry).max(50),
     receivedCount: z.number().int().min(0),
   })
@@ -54,32 +55,50 @@ export const maxWaitingMessages = threadMailboxLimits.messages;
 export const maxWaitingBytes = threadMailboxLimits.bytes;
 
 /**
- * The QuotaExceeded error for one more message of `bytes` to a recipient that already has `count`
- * messages of `waitingBytes` waiting, or undefined when it fits (SPEC S3.10: back-pressure before
- * admission). One message (its content at most `maxMessageBytes`) is always taken when nothing waits.
+ * The room a full mailbox still has for one message with `triggerTurn` (its envelope and up to 1 KiB of
+ * content as JSON) while no waiting message asks for a turn yet: without it, a mailbox filled by
+ * messages that ask for none would wedge its thread, since the message that asks for the turn that
+ * takes them would be refused too. So a mailbox holds at most `messages + 1` and `bytes + this`.
+ */
+export const triggerRoomBytes = messageEnvelopeBytes + 1_024;
+
+/** What a mailbox holds, and what it is asked to take. */
+interface Waiting {
+  count: number;
+  bytes: number;
+  /** Whether a waiting message already asks for the next turn (which will take them all). */
+  turnAsked: boolean;
+}
+
+/**
+ * The QuotaExceeded error for one more message of `bytes` to a recipient whose mailbox holds `waiting`,
+ * or undefined when it fits (SPEC S3.10: back-pressure before admission). One message (its content at
+ * most `maxMessageBytes`) is always taken when nothing waits, and a short one with `triggerTurn` is
+ * taken past the limits while no waiting message asks for a turn ({@link triggerRoomBytes}); `useRoom`
+ * is asked before that room is given (a workflow asks its patch there).
  */
 export function waitingRefusal(
   recipientPath: string,
-  count: number,
-  waitingBytes: number,
-  bytes: number,
+  waiting: Waiting,
+  message: { bytes: number; triggerTurn?: boolean },
   limits: MailboxLimits = threadMailboxLimits,
+  useRoom: () => boolean = () => true,
 ): KitError | undefined {
-  if (count >= limits.messages) {
-    return new KitError(
-      ErrorKind.QuotaExceeded,
-      `${recipientPath} already has ${count} messages waiting for its next turn (limit ${limits.messages}): send one with triggerTurn, or wait`,
-      { limit: 'waitingMessages', value: limits.messages },
-    );
-  }
-  if (count > 0 && waitingBytes + bytes > limits.bytes) {
-    return new KitError(
-      ErrorKind.QuotaExceeded,
-      `${recipientPath} already has ${waitingBytes} bytes of messages waiting for its next turn (limit ${limits.bytes}): send one with triggerTurn, or wait`,
-      { limit: 'waitingBytes', value: limits.bytes },
-    );
-  }
-  return undefined;
+  const overCount = waiting.count >= limits.messages;
+  const overBytes = waiting.count > 0 && waiting.bytes + message.bytes > limits.bytes;
+  if (!overCount && !overBytes) return undefined;
+  const short = message.bytes <= triggerRoomBytes;
+  if (message.triggerTurn && short && !waiting.turnAsked && useRoom()) return undefined;
+  const held = overCount
+    ? `${waiting.count} messages waiting for its next turn (limit ${limits.messages})`
+    : `${waiting.bytes} bytes of messages waiting for its next turn (limit ${limits.bytes})`;
+  const advice = waiting.turnAsked
+    ? 'its next turn is already asked for and takes them: wait for it'
+    : `send one with triggerTurn and at most ${triggerRoomBytes - messageEnvelopeBytes} bytes of content, or wait`;
+  return new KitError(ErrorKind.QuotaExceeded, `${recipientPath} already has ${held}: ${advice}`, {
+    limit: overCount ? 'waitingMessages' : 'waitingBytes',
+    value: overCount ? limits.messages : limits.bytes,
+  });
 }
 
 /** A message as its sender makes it; the recipient's mailbox gives it its sequence number. */
@@ -107,15 +126,27 @@ export class Mailbox {
     this.receivedCount = snapshot?.receivedCount ?? 0;
   }
 
-  /** Why `draft` cannot be admitted now (QuotaExceeded), or undefined. */
-  refusal(recipientPath: string, draft: { content: string }): KitError | undefined {
+  /**
+   * Why `draft` cannot be admitted now (QuotaExceeded), or undefined. A short draft with `triggerTurn`
+   * fits a full mailbox while no waiting message asks for a turn, if `useRoom` says so.
+   */
+  refusal(
+    recipientPath: string,
+    draft: { content: string; triggerTurn?: boolean },
+    useRoom?: () => boolean,
+  ): KitError | undefined {
     return waitingRefusal(
       recipientPath,
-      this.ready.length,
-      this.readyBytes,
-      messageBytes(draft),
+      { count: this.ready.length, bytes: this.readyBytes, turnAsked: this.turnAsked },
+      { bytes: messageBytes(draft), ...(draft.triggerTurn ? { triggerTurn: true } : {}) },
       this.limits,
+      useRoom,
     );
+  }
+
+  /** Whether a waiting message asks for the next turn, which takes every waiting message. */
+  private get turnAsked(): boolean {
+    return this.ready.some((message) => message.triggerTurn);
   }
 
   /** Admits a message (check {@link refusal} first): gives it the next sequence number. */

@@ -130,6 +130,11 @@ export const controlOperations = {
        */
       need: z.number().int().min(1).max(1e9).optional(),
       /**
+       * SPEC S6.4: `need` is tokens a turn reports at once (a scripted reply's): granted whole while every
+       * budget on the way up has room left, even past it, and refused (QuotaExceeded) once one is used up.
+       */
+      needMayPass: z.literal(true).optional(),
+      /**
        * SPEC S11.3: what the amounts count: tokens (absent), or micro-dollars at the worker's price table
        * in a subtree with a budget in dollars.
        */

@@ -241,6 +241,11 @@ export class RootRunState {
     return turns.charge(this.registry, this.registry.caller(scope), tokens);
   }
 
+  /** SPEC S6.4: the root's own turn reports `tokens` at once (`turns.chargeReported`). */
+  chargeReported(scope: ControlScope, tokens: number): { endsTurn?: unknown } {
+    return turns.chargeReported(this.registry, this.registry.caller(scope), tokens);
+  }
+
   /**
    * SPEC S6.4: sets tokens (or micro-dollars, `unit`) aside for the caller to spend without asking per
    * call (`turns.reserve`).

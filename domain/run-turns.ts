@@ -123,6 +123,28 @@ export function charge(
 }
 
 /**
+ * SPEC S6.4 for the root's own turns: tokens a turn reports at once (a scripted reply's). Refused
+ * (QuotaExceeded, nothing counted) once a budget on the way up is used up; else counted whole, even past
+ * what is left, and a reply that went past one answers its QuotaExceeded (`endsTurn`): its tokens count,
+ * and its turn ends with it. So a tree passes its budget by less than one reply.
+ */
+export function chargeReported(
+  registry: ThreadRegistry,
+  caller: ThreadRecord,
+  amount: number,
+): { endsTurn?: unknown } {
+  checkBudget(registry, caller);
+  addUse(registry, caller, meters.tokens, amount);
+  if (leastLeft(registry, caller, meters.tokens) >= 0) return {};
+  try {
+    checkBudget(registry, caller);
+  } catch (error) {
+    return { endsTurn: error };
+  }
+  return {};
+}
+
+/**
  * SPEC S6.4 without a round trip per model call: sets an amount aside for a thread (`held`), which spends
  * it itself and asks again before it runs out. It reports what it `spent` of it since it last did, and
  * `owed` (what it spent past it), which is charged first: QuotaExceeded stands when that uses a budget
@@ -138,6 +160,7 @@ export function reserve(
     owed: number;
     spent: number;
     need?: number | undefined;
+    needMayPass?: true | undefined;
     unit?: BudgetUnit | undefined;
     giveBack?: number | undefined;
   },
@@ -156,9 +179,11 @@ export function reserve(
   const { remaining } = charge(registry, caller, request.owed, unit);
   const share = Math.max(0, Math.min(request.tokens, Math.floor(remaining / 4)));
   const need = Math.min(request.need ?? 0, request.tokens);
-  const granted = share < need && need <= remaining ? need : share;
-  // Within what is left by construction, so it stands even when it uses a budget up exactly (charging
-  // it with the check would refuse it after counting it, and no one would hold what it counted).
+  // `charge` above refused a used-up budget, so a need that may pass it is granted while room is left.
+  const granted = share < need && (need <= remaining || request.needMayPass) ? need : share;
+  // Within what is left by construction (or past it by less than a reported need), so it stands even
+  // when it uses a budget up (charging it with the check would refuse it after counting it, and no one
+  // would hold what it counted).
   if (granted > 0) addUse(registry, caller, meter, granted);
   meter.setHeld(caller, meter.held(caller) + granted);
   return { granted, remaining: remaining - granted };

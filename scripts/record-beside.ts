@@ -17,7 +17,11 @@ import {
 import { recordLiveOutput } from './record-live-output';
 import { recordRetiredPages } from './record-retired-pages';
 import { recordPublisherSpeaksForItself } from './record-publisher-speaks';
+import { recordScriptedTokensCharged } from './record-scripted-tokens';
 import { recordSpawnKeyedByUpdate } from './record-spawn-keyed';
+import { recordTriggerTurnRoom } from './record-trigger-room';
+import { recordOwnerless } from './record-ownerless';
+import { recordRootGone } from './record-root-gone';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
 export const scenarios: Record<
@@ -111,6 +115,30 @@ export const scenarios: Record<
     record: recordPublisherSpeaksForItself,
     prefix: 'publisherSpeaksForItself',
     selection: { takes: takesPatch('publisherSpeaksForItself') },
+  },
+  // Patch `triggerTurnRoom`: a parent's triggerTurn message goes into its kid's full mailbox.
+  '--trigger-room': {
+    record: recordTriggerTurnRoom,
+    prefix: 'triggerTurnRoom',
+    selection: { takes: takesPatch('triggerTurnRoom') },
+  },
+  // Patch `scriptedTokensCharged`: scripted replies' tokens charged as reached, past a budget of 1000.
+  '--scripted-tokens': {
+    record: recordScriptedTokensCharged,
+    prefix: 'scriptedTokensCharged',
+    selection: { takes: takesPatch('scriptedTokensCharged') },
+  },
+  // Patch `ownerlessNotForTrees`: forged items in conversations no thread owns, readers with a capability.
+  '--ownerless': {
+    record: recordOwnerless,
+    prefix: 'ownerlessNotForTrees',
+    selection: { takes: takesPatch('ownerlessNotForTrees') },
+  },
+  // Patch `rootGoneEndsThread`: a root terminated from outside; its sub-agent ends at its next turn.
+  '--root-gone': {
+    record: recordRootGone,
+    prefix: 'rootGoneEndsThread',
+    selection: { takes: takesPatch('rootGoneEndsThread') },
   },
 };
 

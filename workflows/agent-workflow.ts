@@ -24,7 +24,7 @@ import {
   type AgentInterruptReceipt,
 } from '../domain/control';
 import { jsonBytes } from '../domain/bytes';
-import { capabilityRefusal } from '../domain/capability';
+import { capabilityRefusal, type Capability } from '../domain/capability';
 import { carriedThread, restoredThread } from '../domain/carry-bounds';
 import { parseInput } from '../domain/errors';
 import { Mailbox } from '../domain/mailbox';
@@ -42,7 +42,7 @@ import { type AgentThread, type InterAgentMessage, type ThreadStatus } from '../
 import { searchAttributes } from '../domain/search-attributes';
 import type { ApprovalPolicy } from '../domain/approval-policy';
 import { ApprovalGate, registerPolicyPushes } from './approval-gate';
-import { ControlTransport } from './control-transport';
+import { ControlTransport, looksNotFound } from './control-transport';
 import { startFailure, workflowInput } from './workflow-input';
 import type { AgentControls } from './kernel';
 import { kernelFor, usesModelKernel } from './kernels';
@@ -95,12 +95,19 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   // Reports go in order; one past the task's budget (a turn's result may be 256 KiB) waits for a later
   // task, and those after it wait behind it.
   let reportsWaiting: Promise<void> | undefined;
+  // A report the root cannot take because its workflow is gone (below: `rootGone`).
+  let rootGone = (): void => undefined;
+  const toRoot = (payload: { from: Capability; event: ThreadEvent }) =>
+    root.signal(threadEventSignal, payload).catch((error: unknown) => {
+      if (looksNotFound(error)) rootGone();
+      throw error;
+    });
   const report = (event: ThreadEvent) => {
     const payload = { from: authority.self, event };
     const bytes = jsonBytes(payload);
     const later = reportsWaiting ? reportsWaiting.then(() => budget.take(bytes)) : budget.take(bytes);
-    if (!later) return track(root.signal(threadEventSignal, payload));
-    const sent = later.then(() => root.signal(threadEventSignal, payload));
+    if (!later) return track(toRoot(payload));
+    const sent = later.then(() => toRoot(payload));
     track(sent);
     const waiting = (reportsWaiting = sent.then(
       () => undefined,
@@ -174,6 +181,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     close: async (threadId) => (await call({ type: 'close', threadId })) as AgentThread[],
     // Spent from the thread's allowance: no round trip to the root per model call (SPEC S6.4).
     charge: (tokens) => allowance.charge(tokens),
+    chargeReported: (tokens) => allowance.chargeReported(tokens),
     ...(input.usageLedger
       ? { calls: callBudget(allowanceHolder(allowance), costAllowance && allowanceHolder(costAllowance)) }
       : {}),
@@ -215,7 +223,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });
         // The root counted the first turn as started when it started this workflow (a signal saved).
         if (turn > 1) report({ type: 'turn-start', threadId: thread.id, turn, at });
-        // Only the model kernel spends tokens as it goes (the scripted one reports them at the turn's end).
+        // Only the model kernel spends tokens as it goes: a scripted reply's are asked for when reached.
         if (usesModel) allowance.prefetch();
         if (usesModel) costAllowance?.prefetch();
       },
@@ -243,6 +251,16 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   );
 
   let closedAs: ThreadStatus | undefined;
+  let ending = false;
+  // SPEC S4.4: a root run terminated from outside closed nobody, so its threads end as its close would
+  // end them, at their next report to it (a turn's start, end, or a spawn's), which the server answers
+  // with "not found". An idle thread learns it at its next turn, or ends at its idle timeout.
+  rootGone = () => {
+    if (ending || loop.stopping || !patched(patches.rootGoneEndsThread)) return;
+    log.warn('the root run is gone: this thread ends as its close would end it', { threadId: thread.id });
+    closedAs = 'cancelled';
+    loop.stop();
+  };
   transport.register();
   const operations = new ThreadOperations(
     authority,
@@ -328,6 +346,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     return await continueAsNew<typeof agentWorkflow>(carried);
   }
   return await cancel.end(async () => {
+    ending = true;
     const status = closedAs ?? 'completed';
     setStatus(status, exit === 'idle-timeout' ? 'idle timeout reached' : 'closed');
     // Whatever a background refill still brings in is given back too.

@@ -15,7 +15,8 @@ import type { TaskBudget } from './task-budget';
 /** How often a request to a workflow that is not there (yet) is sent again: a child being started. */
 const notFoundRetries = [250, 1_000, 2_000];
 
-const looksNotFound = (error: unknown) =>
+/** Whether a signal failed because its target workflow is not there (not started yet, or ended). */
+export const looksNotFound = (error: unknown) =>
   /not ?found|already completed|ExternalWorkflowExecutionNotFound/i.test(String(error));
 
 /**

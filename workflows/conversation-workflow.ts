@@ -52,6 +52,7 @@ import { registerLiveOutput } from './live-output-handlers';
 import { PollSlots } from './poll-slots';
 import { RunLifetime } from './run-lifetime';
 import { signalQuietly } from './signal-quietly';
+import { checkOwnerlessReader, claimRefused, withheldFrom, type OwnerlessView } from './ownerless-readers';
 
 export { ConversationWorkflowInput } from './conversation-input';
 
@@ -77,6 +78,15 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   const slots = new PollSlots();
 
   let owner = input.owner;
+  /** SPEC S3.9: what a reader proving a capability may read here while no thread owns it. */
+  const ownerless: OwnerlessView = {
+    conversationId: input.conversationId,
+    owned: () => owner !== undefined,
+    touched: () => {
+      const { lastSeq, closed } = journal.summary(input.generation);
+      return lastSeq > 0 || closed;
+    },
+  };
   // A receiver may have started this conversation before its thread did: the thread then claims it,
   // once, with a capability of that very thread under the run key it names.
   setHandler(adoptConversationSignal, (raw) => {
@@ -86,7 +96,8 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       claim.success &&
       relatedId('conversation', claim.data.owner.threadId) === input.conversationId &&
       claim.data.from.threadId === claim.data.owner.threadId &&
-      capabilityRefusal(claim.data.owner.runKey, claim.data.owner.rootId, claim.data.from) === undefined;
+      capabilityRefusal(claim.data.owner.runKey, claim.data.owner.rootId, claim.data.from) === undefined &&
+      !claimRefused(ownerless);
     if (valid) {
       owner = claim.data.owner;
       // A lease taken before the claim without a proof the owner accepts ends, unacknowledged (S5.5):
@@ -215,9 +226,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       return lease;
     }),
     {
-      validator: guarded((request: OpenReceiverRequest) =>
-        checkReader(parseInput(OpenReceiverRequest, request, 'open-receiver').from, 'open-receiver'),
-      ),
+      validator: guarded((request: OpenReceiverRequest) => {
+        const { from } = parseInput(OpenReceiverRequest, request, 'open-receiver');
+        checkReader(from, 'open-receiver');
+        checkOwnerlessReader(ownerless, from, 'open-receiver');
+      }),
     },
   );
 
@@ -231,12 +244,15 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
         const ready = () => handingOver || journal.hasNewsFor(request.receiverId, request.afterSeq);
         // One timer serves the long-polls of a busy receiver.
         if (!ready() && waitMs > 0) await receiveTimer.waitUntil(Date.now() + waitMs, ready);
+        if (withheldFrom(ownerless, request.from)) return { type: 'idle' as const };
         return journal.receive(request.receiverId, request.afterSeq, Date.now());
       }),
     ),
     {
       validator: guarded((request: ReceiveRequest) => {
-        checkReader(parseInput(ReceiveRequest, request, 'receive').from, 'receive');
+        const { from } = parseInput(ReceiveRequest, request, 'receive');
+        checkReader(from, 'receive');
+        checkOwnerlessReader(ownerless, from, 'receive');
         slots.check('receive');
       }),
     },

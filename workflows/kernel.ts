@@ -28,6 +28,13 @@ export interface AgentControls {
   close(threadId: string): Promise<AgentThread[]>;
   /** Charges tokens used so far in this turn; throws QuotaExceeded once the budget is spent (SPEC S6.4). */
   charge(tokens: number): Promise<{ remaining: number }>;
+  /**
+   * SPEC S6.4: charges tokens a turn reports at once (a scripted reply's `tokens`). Throws QuotaExceeded,
+   * nothing counted, once the budget is used up; else they count, even past what is left, and a reply
+   * that went past it answers its QuotaExceeded as `endsTurn` (the turn must end with it). So a tree
+   * passes its budget by less than one reply (workflows/token-allowance.ts `chargeReported`).
+   */
+  chargeReported(tokens: number): Promise<{ endsTurn?: unknown }>;
   /** SPEC S11.3: a model call's reservation, in runs with the `usageLedger` feature (else `charge`). */
   calls?: CallBudget;
 }

@@ -176,4 +176,41 @@ export const patches = {
    * a publish update is refused in its validator, which leaves no trace in history.
    */
   publisherSpeaksForItself: 'publisherSpeaksForItself',
+  /**
+   * SPEC S3.10: a full mailbox still takes one short message with `triggerTurn` while none of its
+   * waiting messages asks for a turn (domain/mailbox.ts `triggerRoomBytes`), so the turn that takes them
+   * can be asked for. Before it, that message was refused too and the thread waited for good (a peer
+   * could wedge it by filling its mailbox with messages that ask for no turn). Asked only when that room
+   * is used (workflows/thread-operations.ts); a client's update takes it in its validator as well.
+   */
+  triggerTurnRoom: 'triggerTurnRoom',
+  /**
+   * SPEC S3.9: a conversation without an owner (a standalone one, or one anybody started under a thread's
+   * conversation id, e.g. after that thread's conversation completed, S5.10) gives a reader that proves a
+   * capability no item: a receive that waited answers `idle`, and the reader's next poll is refused in
+   * its validator (workflows/ownerless-readers.ts). And a thread no longer claims an owner-less
+   * conversation that already took items nobody proved. Before it, both were read as the thread's own: a
+   * forged item reached the tree's receivers. Asked only for such a receive or claim
+   * (workflows/conversation-workflow.ts).
+   */
+  ownerlessNotForTrees: 'ownerlessNotForTrees',
+  /**
+   * SPEC S6.4: a scripted reply's `tokens` are charged when the reply is reached, before its turn
+   * completes (workflows/scripted-kernel.ts `reply`, `AgentControls.chargeReported`): a thread spends
+   * them from its allowance and asks its root for what it lacks, which the root grants while the budget
+   * has room left (even past it) and refuses once it is used up, so the reply that goes past the budget
+   * counts and fails its turn with QuotaExceeded, and later ones fail counting nothing. Its turn's
+   * outcome reports no tokens then. Before it, the tokens were counted only from the turn's end: every
+   * turn completed, and a tree passed its budget by any number of them. Asked only for a reply with
+   * tokens.
+   */
+  scriptedTokensCharged: 'scriptedTokensCharged',
+  /**
+   * SPEC S4.4: a sub-agent whose report to its root run finds the root's workflow gone (terminated from
+   * outside, which runs none of the root's code, so it closed nobody) ends as the root's close would end
+   * it: its turn is cancelled, its conversation says so, and it ends cancelled. Before it, such threads
+   * ran on, turns and all, outside any budget or admission, until their idle timeout. Asked only on that
+   * path (workflows/agent-workflow.ts `rootGone`).
+   */
+  rootGoneEndsThread: 'rootGoneEndsThread',
 } as const satisfies Readonly<Record<string, string>>;

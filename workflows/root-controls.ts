@@ -40,6 +40,10 @@ export function rootControlsFor(host: RootHost, turn: number, currentTurn: () =>
     close: async (threadId) => execute(scope, { type: 'close', threadId }),
     // The root's budget is in this workflow: charging it costs no round trip.
     charge: async (tokens) => execute(scope, { type: 'charge', tokens }),
+    chargeReported: async (tokens) => {
+      current();
+      return state.chargeReported(scope, tokens);
+    },
     ...(host.options.usageLedger
       ? {
           // Settled even once the turn is over: an interrupted call gives its reservation back.

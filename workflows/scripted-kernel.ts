@@ -1,7 +1,10 @@
+import { patched } from '@temporalio/workflow';
 import { ErrorKind, KitError } from '../domain/errors';
+import { scriptedKernelModel } from '../domain/usage';
 import type { KernelSpec, ScriptStepShape } from '../domain/schemas';
 import { runGatedTool } from './approval-gate';
 import type { Kernel, TurnAnswer, TurnContext } from './kernel';
+import { patches } from './patches';
 
 type ScriptedSpec = Extract<KernelSpec, { type: 'scripted' }>;
 
@@ -10,7 +13,8 @@ type ScriptedSpec = Extract<KernelSpec, { type: 'scripted' }>;
  * name `parent`, `root`, `self`, a label given by an earlier `spawn … as`, or a thread id. `{{last}}` in
  * a text is the previous step's result (text, or JSON), `{{inbox}}` the contents of this turn's messages
  * (in a reply, a message, a prompt, and a spawn's task, instructions and history).
- * `reply.tokens` stands in for a model's token usage, so budgets can be exercised without a model.
+ * `reply.tokens` stands in for a model's token usage, so budgets can be exercised without a model: they
+ * are charged when the reply is reached ({@link reply}).
  */
 export class ScriptedKernel implements Kernel {
   constructor(private readonly spec: ScriptedSpec) {}
@@ -77,13 +81,28 @@ export class ScriptedKernel implements Kernel {
           break;
         }
         case 'reply':
-          return { text: fill(step.text), tokens: step.tokens ?? 0 };
+          return reply(context, fill(step.text), step.tokens ?? 0);
         case 'fail':
           throw new KitError(ErrorKind.InvalidState, fill(step.message));
       }
     }
     return { text: last, tokens: 0 };
   }
+}
+
+/**
+ * SPEC S6.4: a reply's `tokens` stand in for a model's usage, so they are charged as the reply is reached,
+ * before the turn completes (`AgentControls.chargeReported`): refused once the budget is used up, and
+ * the reply that goes past it counts and fails its turn with QuotaExceeded. They go to the usage ledger
+ * once they count, and the turn reports none at its end (its `tokens` are 0, as a model turn's).
+ * Histories recorded before this charged them only at the turn's end (workflows/patches.ts).
+ */
+async function reply(context: TurnContext, text: string, tokens: number): Promise<TurnAnswer> {
+  if (tokens === 0 || !patched(patches.scriptedTokensCharged)) return { text, tokens };
+  const { endsTurn } = await context.controls.chargeReported(tokens);
+  context.recordUsage(scriptedKernelModel, { inputTokens: 0, outputTokens: tokens, costUsd: 0 });
+  if (endsTurn !== undefined) throw endsTurn;
+  return { text, tokens: 0 };
 }
 
 function resolve(context: TurnContext, target: string): string {

@@ -152,7 +152,8 @@ export class ThreadLoop {
           recordUsage: (model, usage) => this.ports.recordUsage(model, usage),
         }),
       );
-      // The scripted kernel's `reply.tokens` stand in for a model's (SPEC S6.4): in the ledger too.
+      // Tokens a turn reports only at its end (a scripted reply's, in histories recorded before
+      // `scriptedTokensCharged`: workflows/scripted-kernel.ts) stand in for a model's: in the ledger too.
       if (answer.tokens > 0)
         this.ports.recordUsage(scriptedKernelModel, {
           inputTokens: 0,

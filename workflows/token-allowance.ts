@@ -70,6 +70,8 @@ export interface AllowanceOptions {
 export class TokenAllowance {
   private refilling: Promise<void> | undefined;
   private exhausted: KitError | undefined;
+  /** What the root said is left of the budget once its latest grant is held (below 0: past it). */
+  private left: number | undefined;
 
   constructor(
     private readonly reserve: (request: {
@@ -77,9 +79,12 @@ export class TokenAllowance {
       owed: number;
       spent: number;
       need?: number;
+      needMayPass?: true;
       giveBack?: number;
     }) => Promise<{
       granted: number;
+      /** The least budget left on the way up once this grant is held (below 0: it went past one). */
+      remaining?: number;
     }>,
     readonly state: TokenAllowanceState,
     private readonly track: (work: Promise<void>) => void,
@@ -172,6 +177,44 @@ export class TokenAllowance {
     this.state.allowance -= tokens;
   }
 
+  /**
+   * SPEC S6.4: charges `tokens` a turn reports at once rather than uses as it goes (a scripted reply's).
+   * What the thread holds is used first; short of it, the root is asked for the rest, which it grants
+   * whole while every budget on the way up has room left, even past it, and refuses once one is used up:
+   * QuotaExceeded is thrown, nothing of the reply counted, and what the thread holds is given back.
+   * Granted past what was left, the reply counts and must end its turn: its QuotaExceeded is answered
+   * (`endsTurn`), not thrown. So a tree passes its budget by less than one reply, and a reply that fits
+   * (exactly, too) completes whatever the others did meanwhile.
+   */
+  async chargeReported(tokens: number): Promise<{ endsTurn?: KitError }> {
+    let left: number | undefined;
+    if (this.state.allowance < tokens || this.state.owed > 0) {
+      if (this.refilling) await this.refilling;
+      if (this.state.allowance < tokens || this.state.owed > 0) {
+        this.exhausted = undefined;
+        try {
+          this.left = undefined;
+          await this.refill(Math.max(1, tokens - this.state.allowance), true);
+          left = this.left;
+        } catch (error) {
+          if (error instanceof KitError && error.kind === ErrorKind.QuotaExceeded) this.giveBack();
+          throw error;
+        }
+      }
+    }
+    this.state.allowance -= tokens;
+    this.state.unreported += tokens;
+    this.prefetch();
+    if (left === undefined || left >= 0) return {};
+    return {
+      endsTurn: new KitError(
+        ErrorKind.QuotaExceeded,
+        `the token budget is used up: this reply's ${tokens} tokens counted, ${-left} past what was left`,
+        { limit: this.unit.limit },
+      ),
+    };
+  }
+
   /** The call that held `reserved` used `used`: the rest is the thread's again, any excess owed. */
   settleCall(reserved: number, used: number): void {
     const within = Math.min(reserved, used);
@@ -214,19 +257,21 @@ export class TokenAllowance {
     this.track(given.finally(() => (this.refilling = undefined)));
   }
 
-  private async refill(need?: number): Promise<void> {
+  private async refill(need?: number, needMayPass?: true): Promise<void> {
     const owed = this.state.owed;
     const spent = this.takeUnreported();
     this.state.owed = 0;
     try {
-      const { granted } = await this.reserve({
+      const { granted, remaining } = await this.reserve({
         tokens: Math.max(this.wanted, need ?? 0),
         owed,
         spent,
         ...(need === undefined ? {} : { need }),
+        ...(needMayPass ? { needMayPass } : {}),
       });
       this.state.allowance += granted;
       this.state.scarce = granted < Math.max(this.wanted, need ?? 0);
+      this.left = remaining;
     } catch (error) {
       // A refused reservation has charged what was owed (that is what used the budget up); any other
       // failure has not, so it stays owed.

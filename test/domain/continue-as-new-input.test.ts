@@ -15,7 +15,13 @@ import { AgentInput, type ControlRequest, type OutboxItem, type ThreadLoopState 
 import type { RememberedResolution } from '../../domain/conversation-schemas';
 import { KitError } from '../../domain/errors';
 import { newId, type ThreadId } from '../../domain/ids';
-import { Mailbox, rootMailboxLimits, threadMailboxLimits, type MailboxLimits } from '../../domain/mailbox';
+import {
+  Mailbox,
+  rootMailboxLimits,
+  threadMailboxLimits,
+  triggerRoomBytes,
+  type MailboxLimits,
+} from '../../domain/mailbox';
 import { RecentAnswerLog, rootRememberedAnswers } from '../../domain/recent-answers';
 import { carryBudgetBytes, maxTombstones, registryBudgetBytes, RootResume } from '../../domain/run-snapshot';
 import {
@@ -28,7 +34,7 @@ import {
 } from '../../domain/schemas';
 import { ThreadWatch } from '../../workflows/thread-watch';
 import { admitToRoot, kitErrorOf, newRun, now, scopeOf, spawn } from '../helpers/run-state';
-import { id, worst } from '../helpers/worst-case';
+import { id, worst, worstAskingContent } from '../helpers/worst-case';
 import { addUsage, maxLedgerModels, type UsageLedger } from '../../domain/usage';
 import { ApprovalPolicy, maxPolicyBytes, maxPolicyTools } from '../../domain/approval-policy';
 
@@ -45,7 +51,10 @@ function specOf(bytes: number): AgentSpec {
   return spec;
 }
 
-/** A mailbox filled as far as its limits let any sender: its consumed log full, then as many waiting. */
+/**
+ * A mailbox filled as far as its limits let any sender: its consumed log full, then as many waiting
+ * (none asking for a turn), then the one short message with `triggerTurn` a full mailbox still takes.
+ */
 function fullMailbox(limits: MailboxLimits): Mailbox {
   const mailbox = new Mailbox(undefined, limits);
   let n = 0;
@@ -53,23 +62,21 @@ function fullMailbox(limits: MailboxLimits): Mailbox {
     for (;;) {
       const draft = { id: id('message', ++n), sender, recipient: id('thread', 2), content };
       if (mailbox.refusal('/root/x', draft)) return;
-      mailbox.admit({ ...draft, triggerTurn: true, sentAt: now });
+      mailbox.admit({ ...draft, triggerTurn: false, sentAt: now });
     }
   };
+  const asking = { sender, recipient: id('thread', 2), triggerTurn: true, sentAt: now };
   for (let turn = 1; turn <= 60; turn++) {
-    mailbox.admit({
-      id: id('message', ++n),
-      sender,
-      recipient: id('thread', 2),
-      content: worst(10_000),
-      triggerTurn: true,
-      sentAt: now,
-    });
+    mailbox.admit({ ...asking, id: id('message', ++n), content: worst(10_000) });
     mailbox.take(Number.MAX_SAFE_INTEGER);
   }
   // The biggest message first (always taken when none waits), then the rest filled with small ones.
   fill(worst(Math.floor((maxMessageBytes - 2) / 6)));
   fill('');
+  const room = { ...asking, id: id('message', ++n), content: worstAskingContent() };
+  expect(mailbox.refusal('/root/x', room)).toBeUndefined();
+  mailbox.admit(room);
+  expect(mailbox.refusal('/root/x', { ...room, content: '' })?.message).toMatch(/already asked for/);
   return mailbox;
 }
 
@@ -217,7 +224,7 @@ test("an agent's largest continue-as-new input stays under the budget", () => {
     resume,
   });
   expect(jsonBytes(resume.loop.memory)).toBeLessThanOrEqual(maxMemoryBytes);
-  expect(jsonBytes(resume.mailbox.ready)).toBeLessThanOrEqual(threadMailboxLimits.bytes);
+  expect(jsonBytes(resume.mailbox.ready)).toBeLessThanOrEqual(threadMailboxLimits.bytes + triggerRoomBytes);
   const total = account(
     'agent',
     { spec, thread: input.thread, lineage, approvalPolicy: input.approvalPolicy, ...resume },
@@ -303,6 +310,15 @@ test("a root run's largest continue-as-new input stays under the budget", () => 
       }
     }
   }
+  // Then the short message that asks for the turn, which a full mailbox still takes.
+  const asking = { recipient: state.rootId, triggerTurn: true };
+  admitToRoot(
+    state,
+    scopeOf(state, parent),
+    { ...asking, content: worstAskingContent() },
+    newId('message', randomUUID),
+    now,
+  );
   const run = state.snapshot();
   // Requests and side effects the root carries, up to its carry budget.
   const queued: ControlRequest[] = [];
@@ -340,7 +356,7 @@ test("a root run's largest continue-as-new input stays under the budget", () => 
     approvalPolicy: fullPolicy(),
     resume,
   });
-  expect(jsonBytes(run.rootMailbox.ready)).toBeLessThanOrEqual(rootMailboxLimits.bytes);
+  expect(jsonBytes(run.rootMailbox.ready)).toBeLessThanOrEqual(rootMailboxLimits.bytes + triggerRoomBytes);
   const { records, requestIndex, rootMailbox, grant, ...rest } = run;
   expect(jsonBytes(records)).toBeLessThanOrEqual(registryBudgetBytes);
   const { run: _run, ...others } = resume;

@@ -2,7 +2,13 @@
 // admits; a retried update or request id is answered from the log, across continue-as-new.
 import { ErrorKind, KitError } from '../../domain/errors';
 import { jsonBytes } from '../../domain/bytes';
-import { Mailbox, maxWaitingBytes, maxWaitingMessages, messageEnvelopeBytes } from '../../domain/mailbox';
+import {
+  Mailbox,
+  maxWaitingBytes,
+  maxWaitingMessages,
+  messageEnvelopeBytes,
+  triggerRoomBytes,
+} from '../../domain/mailbox';
 import { RecentAnswerLog, rememberedAnswers } from '../../domain/recent-answers';
 
 const hex = (n: number) => n.toString(16).padStart(32, '0');
@@ -41,6 +47,41 @@ test('a mailbox counts messages as carried (content as JSON, and the envelope), 
     ErrorKind.QuotaExceeded,
   );
   expect(jsonBytes(mailbox.snapshot().ready)).toBeLessThanOrEqual(used);
+});
+
+test('a full mailbox still takes one short message asking for a turn, while none waiting asks for one', () => {
+  for (const fill of ['count', 'bytes'] as const) {
+    const mailbox = new Mailbox();
+    let n = 0;
+    for (const content of fill === 'count' ? ['m'] : ['x'.repeat(99_000), 'm'])
+      while (!mailbox.refusal('/root/b', { content })) mailbox.admit(draft(++n, content));
+    if (fill === 'count') expect(n).toBe(maxWaitingMessages);
+    const asking = { content: 'take them', triggerTurn: true };
+    expect(mailbox.refusal('/root/b', { content: 'more' })?.message).toMatch(
+      /send one with triggerTurn and at most 1024 bytes/,
+    );
+    const long = { content: 'y'.repeat(triggerRoomBytes - messageEnvelopeBytes - 1), triggerTurn: true };
+    expect(mailbox.refusal('/root/b', long)?.kind).toBe(ErrorKind.QuotaExceeded);
+    // Only a workflow that may (its patch) gives the room.
+    expect(mailbox.refusal('/root/b', asking, () => false)?.kind).toBe(ErrorKind.QuotaExceeded);
+    expect(mailbox.refusal('/root/b', asking)).toBeUndefined();
+    mailbox.admit({ ...draft(0, asking.content), triggerTurn: true });
+    // The turn is asked for now: nothing more until it takes them, a message asking again included.
+    expect(mailbox.refusal('/root/b', asking)?.message).toMatch(/already asked for and takes them: wait/);
+    expect(mailbox.refusal('/root/b', { content: 'more' })?.kind).toBe(ErrorKind.QuotaExceeded);
+    const taken = mailbox.take(1);
+    expect(taken.at(-1)?.content).toBe('take them');
+    expect(mailbox.refusal('/root/b', { content: 'more' })).toBeUndefined();
+  }
+});
+
+test('a mailbox whose waiting messages already ask for a turn gives no room: the turn will take them', () => {
+  const mailbox = new Mailbox();
+  mailbox.admit({ ...draft(1), triggerTurn: true });
+  for (let n = 2; n <= maxWaitingMessages; n++) mailbox.admit(draft(n));
+  expect(mailbox.refusal('/root/b', { content: 'go', triggerTurn: true })?.message).toMatch(
+    /already asked for/,
+  );
 });
 
 test('the envelope bound holds for the largest envelope a message can have', () => {

@@ -8,6 +8,8 @@ import {
 import { ErrorKind, KitError } from '../../domain/errors';
 import { newId, relatedId } from '../../domain/ids';
 import type { ConversationNotification, NotificationBody } from '../../domain/schemas';
+import { publishSignal } from '../../domain/conversation-messages';
+import type { ConversationWorkflowInput } from '../../workflows/conversation-input';
 
 /** A fresh thread id and its conversation id. */
 export function newConversation(): {
@@ -70,3 +72,26 @@ export async function openWhenLeaseFree(
     }
   }
 }
+
+/**
+ * A publish as a raw Temporal client makes it, bypassing agents-kit's client: it starts conversation
+ * `conversationId` (whatever ran under that id before) with one message of `text`, proving nothing.
+ */
+export const rawStartedPublish = (client: Client, taskQueue: string, conversationId: string, text: string) =>
+  client.workflow.signalWithStart('conversationWorkflow', {
+    workflowId: conversationId,
+    taskQueue,
+    args: [{ conversationId } as ConversationWorkflowInput],
+    signal: publishSignal,
+    signalArgs: [
+      {
+        notifications: [
+          {
+            id: newId('notification', randomUUID),
+            createdAt: new Date().toISOString(),
+            body: messageBody(text),
+          },
+        ],
+      },
+    ],
+  });

@@ -98,6 +98,22 @@ export const idleAgent = (name: string) => ({
   kernel: { type: 'scripted' as const, turns: [[{ type: 'reply' as const, text: 'done' }]] },
 });
 
+/** A sub-agent that answers its first turn and, in its second, sleeps for an hour (till interrupted). */
+export const sleeperAfterReady = (name: string) => ({
+  name,
+  task: 'answer once, then work for long',
+  kernel: {
+    type: 'scripted' as const,
+    turns: [
+      [{ type: 'reply' as const, text: 'ready' }],
+      [
+        { type: 'tool' as const, tool: 'sleep', input: { ms: 3_600_000 } },
+        { type: 'reply' as const, text: 'worked for an hour' },
+      ],
+    ],
+  },
+});
+
 /** A sub-agent that answers its first turn and, in its second, waits for an answer to a question. */
 export const askingAgent = (name: string) => ({
   name,
