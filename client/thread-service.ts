@@ -27,6 +27,7 @@ import { type AgentThread, type InterAgentMessage } from '../domain/schemas';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { rootRunHandle, startRootRun, type AttachOptions } from './attach';
 import { kitCall } from './errors';
+import { joinUnconfirmed } from './shutdown-join';
 import { executeUpdate } from './updates';
 import { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
 import { streamTree, type TreeEvent, type TreeReadOptions } from './tree-stream';
@@ -190,8 +191,9 @@ export class ThreadService {
 
   /**
    * SPEC S3.5: closes admission, cancels every live thread, waits until each has ended, and reports
-   * threads that failed or whose end could not be confirmed; returns once the run has closed. Idempotent:
-   * a later call (also after the run has ended) returns the same report.
+   * threads that failed or whose end could not be confirmed; returns once the run has closed. Idempotent,
+   * and a later call (also after the run has ended) finishes joining: the threads the run could not
+   * confirm are looked up again, and those that have ended since are reported cancelled or failed.
    */
   shutdown(): Promise<ShutdownReport> {
     return this.finish(shutdownUpdate, 'shutdown');
@@ -232,11 +234,11 @@ export class ThreadService {
       // The run ends right after answering (its last notifications go first). How it ended is the
       // result's business; the report is what this call promises.
       await this.handle.result().catch(() => undefined);
-      return report;
+      return await joinUnconfirmed(this.client, report);
     } catch (error) {
       const ended =
         error instanceof KitError && error.kind === ErrorKind.Closed ? await this.endedResult() : undefined;
-      if (ended?.shutdown) return ended.shutdown;
+      if (ended?.shutdown) return await joinUnconfirmed(this.client, ended.shutdown);
       throw error;
     }
   }

@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { ConversationNotificationReceiver } from '../client/conversation-receiver';
 import { resolveNotification } from '../client/conversations';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import type { ConversationNotification, ScriptStepShape } from '../domain/schemas';
 import { untilTurns } from '../test/helpers/runs';
 
@@ -20,15 +20,13 @@ const script = (...steps: ScriptStepShape[]) => ({
 });
 
 export async function recordApprovalPolicy(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
+  const service = await attachRecorder(client, taskQueue, {
     root: {
       task: 'publish, then coordinate',
       name: 'root',
       kernel: script(tool('publish', { title: 'from the root' })),
     },
-    grant: { owner: 'recorder', idleTimeoutMs: 600_000, maxTotal: 6 },
+    grant: { idleTimeoutMs: 600_000, maxTotal: 6 },
     continueAsNewAfterEvents: 100,
     approvalPolicy: { neverAsk: ['word_count'], alwaysAsk: ['echo'] },
   });

@@ -5,7 +5,7 @@
 // token budget takes the `refusedCallGivesBack` patch. Added beside the v1 ones: the dollar budget is
 // turned on by the grant in the input, the token give-back by its patch (workflows/patches.ts).
 import type { Client } from '@temporalio/client';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import type { ModelPrices } from '../activities';
 import type { ModelProvider } from '../activities/providers';
 import { untilTurns } from '../test/helpers/runs';
@@ -18,15 +18,13 @@ export const budgetPrices = (model: ModelProvider): ModelPrices => ({
 });
 
 export async function recordBudgets(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
+  const service = await attachRecorder(client, taskQueue, {
     root: {
       task: 'spend within the budget',
       name: 'root',
       kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'root ready' }]] },
     },
-    grant: { owner: 'recorder', idleTimeoutMs: 600_000, maxTotal: 4, budgetUsd: 0.03 },
+    grant: { idleTimeoutMs: 600_000, maxTotal: 4, budgetUsd: 0.03 },
     continueAsNewAfterEvents: 100,
   });
   const root = service.rootControls();

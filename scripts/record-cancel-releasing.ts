@@ -4,7 +4,7 @@
 // the root shuts its tree down, the agent ends as a close ends it, then each run ends as cancelled.
 import type { Client } from '@temporalio/client';
 import { ThreadControls } from '../client/thread-controls';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { cancelWhilePacing } from '../test/helpers/pacing';
 import { idleAgent, untilClosed, untilTurns } from '../test/helpers/runs';
 
@@ -12,13 +12,7 @@ const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n
 
 export async function recordCancelWhileReleasing(client: Client, taskQueue: string): Promise<void> {
   const attach = () =>
-    ThreadService.attach(client, {
-      taskQueue,
-      owner: 'recorder',
-      root: { task: 'coordinate', name: 'root' },
-      continueAsNewAfterEvents: 100,
-      grant: { owner: 'recorder', idleTimeoutMs: 600_000 },
-    });
+    attachRecorder(client, taskQueue, { continueAsNewAfterEvents: 100, grant: { idleTimeoutMs: 600_000 } });
   const service = await attach();
   const below = await service.rootControls().spawn(idleAgent('below'));
   await untilTurns(service, below.id, 1);

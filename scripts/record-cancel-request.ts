@@ -3,7 +3,7 @@
 // agent, to an agent waiting for an answer mid-turn, and then to the root run with a live agent, so the
 // golden histories hold each workflow's stop on that path (workflows/cancel-request.ts).
 import type { Client } from '@temporalio/client';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import type { ScriptStepShape } from '../domain/schemas';
 import { eventually, untilTurns } from '../test/helpers/runs';
 
@@ -12,12 +12,7 @@ const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n
 const script = (...steps: ScriptStepShape[]) => ({ type: 'scripted' as const, turns: [steps] });
 
 export async function recordCancelRequest(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
-    root: { task: 'coordinate', name: 'root' },
-    grant: { owner: 'recorder', idleTimeoutMs: 600_000 },
-  });
+  const service = await attachRecorder(client, taskQueue, { grant: { idleTimeoutMs: 600_000 } });
   const root = service.rootControls();
   const closed = async (workflowId: string) =>
     eventually(

@@ -6,7 +6,7 @@
 import type { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { createAgentWorker } from '../workers/create-worker';
 import { untilClosed, untilHistoryHolds, untilTurns } from '../test/helpers/runs';
 
@@ -30,13 +30,9 @@ export async function recordCancelWhileEnding(client: Client, taskQueue: string)
     return { worker, running: worker.run() };
   };
   try {
-    const service = await ThreadService.attach(client, {
-      taskQueue,
-      owner: 'recorder',
-      root: { task: 'coordinate', name: 'root' },
+    const service = await attachRecorder(client, taskQueue, {
       shutdownGraceMs: 5_000,
       grant: {
-        owner: 'recorder',
         idleTimeoutMs: 600_000,
         remoteTargets: { later: { taskQueue: later }, void: { taskQueue: `${taskQueue}-void` } },
       },

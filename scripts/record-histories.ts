@@ -19,7 +19,7 @@ import {
   publishNotificationsWithReceipt,
   resolveNotification,
 } from '../client/conversations';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { ErrorKind, KitError } from '../domain/errors';
 import { newId, relatedId } from '../domain/ids';
 import { sendMessageUpdate } from '../domain/messages';
@@ -60,9 +60,7 @@ async function until<Value>(read: () => Promise<Value>, accept: (value: Value) =
 
 /** A root run: a tree with messages, triggered turns, an interrupt, an interaction, rejected updates, CAN. */
 async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
+  const service = await attachRecorder(client, taskQueue, {
     root: {
       task: 'coordinate the recording',
       name: 'root',
@@ -71,7 +69,7 @@ async function recordRootRun(client: Client, taskQueue: string): Promise<void> {
         turns: [[{ type: 'reply', text: 'root ready' }], [{ type: 'reply', text: 'root saw {{inbox}}' }]],
       },
     },
-    grant: { owner: 'recorder', idleTimeoutMs: 600_000, maxTotal: 10 },
+    grant: { idleTimeoutMs: 600_000, maxTotal: 10 },
     // The minimum: the root and its agents continue as new several times in this scenario.
     continueAsNewAfterEvents: 100,
   });

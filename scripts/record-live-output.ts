@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { createModelProvider, loadModelConfig } from '../activities';
 import type { LiveOutputEvent } from '../client/live-output';
 import { kitCall } from '../client/errors';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { liveOutputSignal, watchOutputUpdate } from '../domain/conversation-messages';
 import { relatedId } from '../domain/ids';
 import { eventually, kitErrorOf, untilTurns } from '../test/helpers/runs';
@@ -22,15 +22,13 @@ export const liveOutputModel = () =>
  * and a malformed `live-output` signal, which the conversation drops.
  */
 export async function recordLiveOutput(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
+  const service = await attachRecorder(client, taskQueue, {
     root: {
       task: 'watch a model stream',
       name: 'root',
       kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'root ready' }]] },
     },
-    grant: { owner: 'recorder', idleTimeoutMs: 600_000, maxTotal: 4 },
+    grant: { idleTimeoutMs: 600_000, maxTotal: 4 },
   });
   const root = service.rootControls();
   // About 40 words: with the word delay, the answer (which quotes the task) streams for ~1.5 s.

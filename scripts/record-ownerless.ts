@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { ConversationNotificationReceiver } from '../client/conversation-receiver';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { newId, relatedId } from '../domain/ids';
 import { rawStartedPublish } from '../test/helpers/conversations';
 
@@ -15,13 +15,7 @@ export async function recordOwnerless(client: Client, taskQueue: string): Promis
   const forge = (conversationId: string) => rawStartedPublish(client, taskQueue, conversationId, 'forged');
   const rootThreadId = newId('thread', randomUUID);
   await forge(relatedId('conversation', rootThreadId));
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
-    rootThreadId,
-    root: { task: 'coordinate', name: 'root' },
-    grant: { owner: 'recorder' },
-  });
+  const service = await attachRecorder(client, taskQueue, { rootThreadId });
   const waitedOn = relatedId('conversation', newId('thread', randomUUID));
   const receiver = await ConversationNotificationReceiver.open(client, waitedOn, {
     taskQueue,

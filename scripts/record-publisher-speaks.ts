@@ -4,17 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { publishNotifications } from '../client/conversations';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { newId, relatedId } from '../domain/ids';
 import { untilTurns } from '../test/helpers/runs';
 
 export async function recordPublisherSpeaksForItself(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
-    root: { task: 'coordinate', name: 'root' },
-    grant: { owner: 'recorder' },
-  });
+  const service = await attachRecorder(client, taskQueue);
   const x = await service.rootControls().spawn({
     name: 'x',
     task: 'answer once',

@@ -2,16 +2,11 @@
 // terminated from outside; its idle sub-agent, asked for a turn, learns at the turn's first report that
 // the root is gone and ends as the root's close would end it.
 import type { Client } from '@temporalio/client';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { sleeperAfterReady, untilTurns } from '../test/helpers/runs';
 
 export async function recordRootGone(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
-    root: { task: 'coordinate', name: 'root' },
-    grant: { owner: 'recorder' },
-  });
+  const service = await attachRecorder(client, taskQueue);
   const root = service.rootControls();
   const kid = await root.spawn(sleeperAfterReady('kid'));
   await untilTurns(service, kid.id, 1);

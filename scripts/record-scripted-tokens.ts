@@ -3,19 +3,17 @@
 // three turns complete, the fourth goes past the budget and fails, the fifth is refused — and the root's
 // own scripted reply is charged the same way.
 import type { Client } from '@temporalio/client';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { untilTurns } from '../test/helpers/runs';
 
 export async function recordScriptedTokensCharged(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
+  const service = await attachRecorder(client, taskQueue, {
     root: {
       task: 'coordinate',
       name: 'root',
       kernel: { type: 'scripted', turns: [[{ type: 'reply', text: 'root spent', tokens: 100 }]] },
     },
-    grant: { owner: 'recorder', budgetTokens: 1000 },
+    grant: { budgetTokens: 1000 },
   });
   const root = service.rootControls();
   await untilTurns(service, service.rootThreadId, 1);

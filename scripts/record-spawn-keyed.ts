@@ -2,20 +2,14 @@
 // spawn update with no request id, the root pushed through continue-as-new, and the same update sent
 // again on the new run, which answers the thread the first attempt spawned.
 import type { Client } from '@temporalio/client';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { spawnUpdate } from '../domain/messages';
 import { eventually, untilTurns } from '../test/helpers/runs';
 
 const log = (line: string) => process.stderr.write(`[record-histories] ${line}\n`);
 
 export async function recordSpawnKeyedByUpdate(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
-    root: { task: 'coordinate', name: 'root' },
-    grant: { owner: 'recorder' },
-    continueAsNewAfterEvents: 100,
-  });
+  const service = await attachRecorder(client, taskQueue, { continueAsNewAfterEvents: 100 });
   const root = service.rootControls();
   const handle = client.workflow.getHandle(service.rootThreadId);
   const request = {

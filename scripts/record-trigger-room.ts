@@ -2,17 +2,12 @@
 // mailbox is filled with messages that ask for no turn, then its parent's control request with
 // `triggerTurn` takes the room a full mailbox keeps for it, and the kid's next turn takes them all.
 import type { Client } from '@temporalio/client';
-import { ThreadService } from '../client/thread-service';
+import { attachRecorder } from './record-attach';
 import { KitError } from '../domain/errors';
 import { untilTurns } from '../test/helpers/runs';
 
 export async function recordTriggerTurnRoom(client: Client, taskQueue: string): Promise<void> {
-  const service = await ThreadService.attach(client, {
-    taskQueue,
-    owner: 'recorder',
-    root: { task: 'coordinate', name: 'root' },
-    grant: { owner: 'recorder' },
-  });
+  const service = await attachRecorder(client, taskQueue);
   const root = service.rootControls();
   const kid = {
     task: 'read mail',

@@ -70,8 +70,6 @@ export interface AllowanceOptions {
 export class TokenAllowance {
   private refilling: Promise<void> | undefined;
   private exhausted: KitError | undefined;
-  /** What the root said is left of the budget once its latest grant is held (below 0: past it). */
-  private left: number | undefined;
 
   constructor(
     private readonly reserve: (request: {
@@ -113,9 +111,12 @@ export class TokenAllowance {
   prefetch(): void {
     const low = this.state.allowance < this.wanted / 2 && !this.state.scarce;
     if ((low || this.state.allowance === 0) && !this.refilling && !this.exhausted) {
-      this.refilling = this.refill().catch((error: unknown) => {
-        if (error instanceof KitError && error.kind === ErrorKind.QuotaExceeded) this.exhausted = error;
-      });
+      this.refilling = this.refill().then(
+        () => undefined,
+        (error: unknown) => {
+          if (error instanceof KitError && error.kind === ErrorKind.QuotaExceeded) this.exhausted = error;
+        },
+      );
       const done = this.refilling.finally(() => (this.refilling = undefined));
       this.track(done);
     }
@@ -193,9 +194,7 @@ export class TokenAllowance {
       if (this.state.allowance < tokens || this.state.owed > 0) {
         this.exhausted = undefined;
         try {
-          this.left = undefined;
-          await this.refill(Math.max(1, tokens - this.state.allowance), true);
-          left = this.left;
+          left = await this.refill(Math.max(1, tokens - this.state.allowance), true);
         } catch (error) {
           if (error instanceof KitError && error.kind === ErrorKind.QuotaExceeded) this.giveBack();
           throw error;
@@ -257,7 +256,8 @@ export class TokenAllowance {
     this.track(given.finally(() => (this.refilling = undefined)));
   }
 
-  private async refill(need?: number, needMayPass?: true): Promise<void> {
+  /** Asks the root for a grant; returns what it said is left once the grant is held (below 0: past it). */
+  private async refill(need?: number, needMayPass?: true): Promise<number | undefined> {
     const owed = this.state.owed;
     const spent = this.takeUnreported();
     this.state.owed = 0;
@@ -271,7 +271,7 @@ export class TokenAllowance {
       });
       this.state.allowance += granted;
       this.state.scarce = granted < Math.max(this.wanted, need ?? 0);
-      this.left = remaining;
+      return remaining;
     } catch (error) {
       // A refused reservation has charged what was owed (that is what used the budget up); any other
       // failure has not, so it stays owed.
