@@ -24,10 +24,20 @@ import { recordOwnerless } from './record-ownerless';
 import { recordRootGone } from './record-root-gone';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
-export const scenarios: Record<
-  string,
-  { record: (client: Client, taskQueue: string) => Promise<void>; prefix: string; selection: RunSelection }
-> = {
+interface Scenario {
+  record: (client: Client, taskQueue: string) => Promise<void>;
+  prefix: string;
+  selection: RunSelection;
+}
+
+/** A scenario of one patch: its runs are named after the patch, and those that take it are kept. */
+const ofPatch = (patch: string, record: Scenario['record']): Scenario => ({
+  record,
+  prefix: patch,
+  selection: { takes: takesPatch(patch) },
+});
+
+export const scenarios: Record<string, Scenario> = {
   '--live': {
     record: recordLiveOutput,
     prefix: 'live-output',
@@ -47,11 +57,7 @@ export const scenarios: Record<
     selection: { takes: () => true },
   },
   // Patch `cancelWhileReleasing`: a cancel request while a root run or an agent prepares to continue as new.
-  '--cancel-releasing': {
-    record: recordCancelWhileReleasing,
-    prefix: 'cancelWhileReleasing',
-    selection: { takes: takesPatch('cancelWhileReleasing') },
-  },
+  '--cancel-releasing': ofPatch('cancelWhileReleasing', recordCancelWhileReleasing),
   // Patch `cancelClosesSubtree`: an agent with a live sub-agent cancelled from outside.
   '--cancel-subtree': {
     record: recordCancelClosesSubtree,
@@ -66,23 +72,11 @@ export const scenarios: Record<
   },
   // Patch `outsideEndsWindDown`: a terminated agent's sub-agent and conversation; a close finding an
   // agent gone.
-  '--outside-ends': {
-    record: recordOutsideEndsWindDown,
-    prefix: 'outsideEndsWindDown',
-    selection: { takes: takesPatch('outsideEndsWindDown') },
-  },
+  '--outside-ends': ofPatch('outsideEndsWindDown', recordOutsideEndsWindDown),
   // Patch `earlierRunEndsChecked`: a spawn refused for room finds an earlier run's agent terminated.
-  '--earlier-ends': {
-    record: recordEarlierRunEnds,
-    prefix: 'earlierRunEndsChecked',
-    selection: { takes: takesPatch('earlierRunEndsChecked') },
-  },
+  '--earlier-ends': ofPatch('earlierRunEndsChecked', recordEarlierRunEnds),
   // Patch `earlierRunEndsOnWait`: a wait finds an earlier run's agent terminated mid-turn.
-  '--earlier-ends-wait': {
-    record: recordEarlierRunEndsOnWait,
-    prefix: 'earlierRunEndsOnWait',
-    selection: { takes: takesPatch('earlierRunEndsOnWait') },
-  },
+  '--earlier-ends-wait': ofPatch('earlierRunEndsOnWait', recordEarlierRunEndsOnWait),
   // Patch `earlierRunEndsAskedBeside`: both asks above, as an activity; the wait's beside the wait.
   '--earlier-ends-beside': {
     record: async (client, taskQueue) => {
@@ -99,47 +93,19 @@ export const scenarios: Record<
     selection: { takes: () => true },
   },
   // Patch `retiredPagesEnd`: an unread, paged conversation retires; its pages are cancelled.
-  '--retired-pages': {
-    record: recordRetiredPages,
-    prefix: 'retiredPagesEnd',
-    selection: { takes: takesPatch('retiredPagesEnd') },
-  },
+  '--retired-pages': ofPatch('retiredPagesEnd', recordRetiredPages),
   // Patch `spawnKeyedByUpdate`: a raw spawn with no request id, retried after the root continued as new.
-  '--spawn-keyed': {
-    record: recordSpawnKeyedByUpdate,
-    prefix: 'spawnKeyedByUpdate',
-    selection: { takes: takesPatch('spawnKeyedByUpdate') },
-  },
+  '--spawn-keyed': ofPatch('spawnKeyedByUpdate', recordSpawnKeyedByUpdate),
   // Patch `publisherSpeaksForItself`: a thread's publish of another thread's item, by signal, dropped.
-  '--publisher-speaks': {
-    record: recordPublisherSpeaksForItself,
-    prefix: 'publisherSpeaksForItself',
-    selection: { takes: takesPatch('publisherSpeaksForItself') },
-  },
+  '--publisher-speaks': ofPatch('publisherSpeaksForItself', recordPublisherSpeaksForItself),
   // Patch `triggerTurnRoom`: a parent's triggerTurn message goes into its kid's full mailbox.
-  '--trigger-room': {
-    record: recordTriggerTurnRoom,
-    prefix: 'triggerTurnRoom',
-    selection: { takes: takesPatch('triggerTurnRoom') },
-  },
+  '--trigger-room': ofPatch('triggerTurnRoom', recordTriggerTurnRoom),
   // Patch `scriptedTokensCharged`: scripted replies' tokens charged as reached, past a budget of 1000.
-  '--scripted-tokens': {
-    record: recordScriptedTokensCharged,
-    prefix: 'scriptedTokensCharged',
-    selection: { takes: takesPatch('scriptedTokensCharged') },
-  },
+  '--scripted-tokens': ofPatch('scriptedTokensCharged', recordScriptedTokensCharged),
   // Patch `ownerlessNotForTrees`: forged items in conversations no thread owns, readers with a capability.
-  '--ownerless': {
-    record: recordOwnerless,
-    prefix: 'ownerlessNotForTrees',
-    selection: { takes: takesPatch('ownerlessNotForTrees') },
-  },
+  '--ownerless': ofPatch('ownerlessNotForTrees', recordOwnerless),
   // Patch `rootGoneEndsThread`: a root terminated from outside; its sub-agent ends at its next turn.
-  '--root-gone': {
-    record: recordRootGone,
-    prefix: 'rootGoneEndsThread',
-    selection: { takes: takesPatch('rootGoneEndsThread') },
-  },
+  '--root-gone': ofPatch('rootGoneEndsThread', recordRootGone),
 };
 
 /**
