@@ -102,7 +102,14 @@ describe('idle timeout (S4.9)', () => {
       'the child to end idle',
     );
     const handle = temporal.client.workflow.getHandle(child.id);
-    const closed = (await handle.describe()).closeTime!.getTime();
+    // The root lists it ended once its end is reported, just before its workflow closes.
+    const closed = (
+      await eventually(
+        () => handle.describe(),
+        (description) => description.closeTime !== undefined,
+        'the child workflow to close',
+      )
+    ).closeTime!.getTime();
     // A timer started in an earlier idle period fires early for the last one, which then waits the rest.
     expect(closed - Date.parse(last.latestTurn!.endedAt)).toBeGreaterThanOrEqual(idleTimeoutMs);
     const types = ((await handle.fetchHistory()).events ?? []).map((event) => event.eventType);
