@@ -3,15 +3,10 @@
 // that report as it was: a thread that ended a minute later stayed unconfirmed for good (found by the
 // outside test, F5). Now each call looks the unconfirmed ones up again and reports how they ended.
 import { attachRun, untilTurns } from '../helpers/runs';
-import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
+import { suiteWorker, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
-const taskQueue = uniqueTaskQueue('shutdown-join');
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-  await temporal.startWorker({ taskQueue });
-});
-afterAll(async () => temporal?.close());
+const { taskQueue } = suiteWorker('shutdown-join', (connected) => (temporal = connected));
 
 test('a later shutdown reports the threads that ended after the run closed, and never invents an end', async () => {
   const later = uniqueTaskQueue('later');
