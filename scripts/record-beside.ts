@@ -22,6 +22,7 @@ import { recordSpawnKeyedByUpdate } from './record-spawn-keyed';
 import { recordTriggerTurnRoom } from './record-trigger-room';
 import { recordOwnerless } from './record-ownerless';
 import { recordRootGone } from './record-root-gone';
+import { recordPagesBeforeContinuing } from './record-pages-first';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
 interface Scenario {
@@ -106,6 +107,8 @@ export const scenarios: Record<string, Scenario> = {
   '--ownerless': ofPatch('ownerlessNotForTrees', recordOwnerless),
   // Patch `rootGoneEndsThread`: a root terminated from outside; its sub-agent ends at its next turn.
   '--root-gone': ofPatch('rootGoneEndsThread', recordRootGone),
+  // Patch `pagesBeforeContinuing`: a publish spills many pages at once past a receiver at the end.
+  '--pages-first': ofPatch('pagesBeforeContinuing', recordPagesBeforeContinuing),
 };
 
 /**

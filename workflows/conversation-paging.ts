@@ -47,15 +47,16 @@ export class ConversationPaging {
     return page && !this.requested.has(page.workflowId) ? page : undefined;
   }
 
-  /** Starts page workflows for a full spill, one at a time; false when one failed to (it is given back). */
-  async cutPages(): Promise<boolean> {
+  /**
+   * Starts page workflows for a full spill (`most` of them at most), one at a time; false when one failed
+   * to (it is given back).
+   */
+  async cutPages(most = Infinity): Promise<boolean> {
     const { backlog, conversationId } = this.journal;
     const token = () => (patched(patches.pageTokens) ? uuid4() : undefined);
-    for (
-      let cut = backlog.cutPage(conversationId, uuid4(), token);
-      cut;
-      cut = backlog.cutPage(conversationId, uuid4(), token)
-    ) {
+    for (let started = 0; started < most; started += 1) {
+      const cut = backlog.cutPage(conversationId, uuid4(), token);
+      if (!cut) break;
       const proof = cut.page.token;
       try {
         await startChild(conversationPageWorkflow, {

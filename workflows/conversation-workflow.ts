@@ -362,9 +362,18 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       await paging.discard();
       return;
     }
-    if (timeToContinue() && lifetime.mayContinue()) break;
-    await paging.cutPages();
-    await paging.requestPage();
+    const continuing = timeToContinue() && lifetime.mayContinue();
+    // Pages before continuing (patch `pagesBeforeContinuing`): one page cut at a time, the due page asked
+    // for between them, and the run continues once the spill is cut, unless it may not wait.
+    const pagesFirst = pageWork() && !lifetime.pressing && patched(patches.pagesBeforeContinuing);
+    if (continuing && !pagesFirst) break;
+    if (pagesFirst) {
+      await paging.requestPage();
+      await paging.cutPages(1);
+    } else {
+      await paging.cutPages();
+      await paging.requestPage();
+    }
   }
   // Waiting receives answer `idle` at once, so their clients re-poll the next run.
   handingOver = true;

@@ -213,4 +213,13 @@ export const patches = {
    * path (workflows/agent-workflow.ts `rootGone`).
    */
   rootGoneEndsThread: 'rootGoneEndsThread',
+  /**
+   * SPEC S5.2, S7.3: while a conversation has spill to cut into pages, it cuts one page per loop and asks
+   * for the due page between cuts, and continues as new once the spill is cut (or when Temporal suggests
+   * it, or the run took its most updates). Before it, the loop started every page of the spill before
+   * asking for one: a publisher outpacing page starts kept receivers waiting for seconds (30 s with
+   * worker kills) with every item stored. Asked only when there is page work
+   * (workflows/conversation-workflow.ts).
+   */
+  pagesBeforeContinuing: 'pagesBeforeContinuing',
 } as const satisfies Readonly<Record<string, string>>;

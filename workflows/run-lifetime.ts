@@ -48,6 +48,11 @@ export class RunLifetime {
     );
   }
 
+  /** Due for a reason the run may not put off: Temporal suggests it, or the run took its most updates. */
+  get pressing(): boolean {
+    return workflowInfo().continueAsNewSuggested || this.updates >= this.maxUpdates;
+  }
+
   /** Due, but still waiting out {@link minimumRunLifetimeMs} (the run goes on serving meanwhile). */
   get ageingToContinue(): boolean {
     return this.age === 'waiting';
