@@ -1,6 +1,6 @@
 // The scenario of scripts/record-histories.ts `--pages-first` (patch `pagesBeforeContinuing`): a
 // receiver has read a conversation to its end when one publish spills many pages at once; the
-// conversation cuts them one at a time and asks for the first back between cuts.
+// conversation cuts them one per loop and asks for the due page beside each cut.
 import type { Client } from '@temporalio/client';
 import { pagesBurst } from '../test/helpers/pages-burst';
 

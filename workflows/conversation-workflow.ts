@@ -363,13 +363,12 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       return;
     }
     const continuing = timeToContinue() && lifetime.mayContinue();
-    // Pages before continuing (patch `pagesBeforeContinuing`): one page cut at a time, the due page asked
-    // for between them, and the run continues once the spill is cut, unless it may not wait.
+    // Pages before continuing (patch `pagesBeforeContinuing`): one page cut per loop, beside the due
+    // page's request, and the run continues once the spill is cut, unless it may not wait.
     const pagesFirst = pageWork() && !lifetime.pressing && patched(patches.pagesBeforeContinuing);
     if (continuing && !pagesFirst) break;
     if (pagesFirst) {
-      await paging.requestPage();
-      await paging.cutPages(1);
+      await Promise.all([paging.requestPage(), paging.cutPages(1)]);
     } else {
       await paging.cutPages();
       await paging.requestPage();

@@ -214,8 +214,8 @@ export const patches = {
    */
   rootGoneEndsThread: 'rootGoneEndsThread',
   /**
-   * SPEC S5.2, S7.3: while a conversation has spill to cut into pages, it cuts one page per loop and asks
-   * for the due page between cuts, and continues as new once the spill is cut (or when Temporal suggests
+   * SPEC S5.2, S7.3: while a conversation has spill to cut into pages, it cuts one page per loop, beside
+   * the due page's request, and continues as new once the spill is cut (or when Temporal suggests
    * it, or the run took its most updates). Before it, the loop started every page of the spill before
    * asking for one: a publisher outpacing page starts kept receivers waiting for seconds (30 s with
    * worker kills) with every item stored. Asked only when there is page work

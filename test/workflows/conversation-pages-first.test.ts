@@ -1,5 +1,5 @@
 // SPEC S5.2, S7.3 (patch `pagesBeforeContinuing`): a conversation cuts a burst of spill into pages one
-// page per loop and asks for the due page between cuts, and continues as new once the spill is cut.
+// page per loop, beside the due page's request, and continues as new once the spill is cut.
 // Before, it started every page of the spill before asking for one: with a publisher outpacing page
 // starts, a receiver waited for seconds (30 s with worker kills) with every item stored, and the run
 // went on past its event budget (found by the outside chaos probe, F14).
