@@ -38,14 +38,9 @@ export class RunLifetime {
     this.updates += 1;
   }
 
-  /** Time to continue as new. */
+  /** Time to continue as new: pressed, or past the history budget. */
   get due(): boolean {
-    const info = workflowInfo();
-    return (
-      info.continueAsNewSuggested ||
-      info.historyLength >= this.continueAsNewAfterEvents ||
-      this.updates >= this.maxUpdates
-    );
+    return this.pressing || workflowInfo().historyLength >= this.continueAsNewAfterEvents;
   }
 
   /** Due for a reason the run may not put off: Temporal suggests it, or the run took its most updates. */

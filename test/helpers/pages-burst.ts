@@ -11,7 +11,7 @@ export const burstSettings = { continueAsNewAfterEvents: 20, backlogHighWaterByt
 
 /**
  * A receiver reads a conversation to its end, then one publish of `count` items spills most of them at
- * once (about five per page) while the receiver waits for the next; it reads them all. Returns the
+ * once (a page or so per item) while the receiver waits for the next; it reads them all. Returns the
  * conversation id and the labels received after the first three.
  */
 export async function pagesBurst(
