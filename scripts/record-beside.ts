@@ -22,7 +22,7 @@ import { recordSpawnKeyedByUpdate } from './record-spawn-keyed';
 import { recordTriggerTurnRoom } from './record-trigger-room';
 import { recordOwnerless } from './record-ownerless';
 import { recordRootGone } from './record-root-gone';
-import { recordPagesBeforeContinuing } from './record-pages-first';
+import { recordPagesBeforeContinuing, recordPageTrafficBeforeContinuing } from './record-pages-first';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
 interface Scenario {
@@ -109,6 +109,8 @@ export const scenarios: Record<string, Scenario> = {
   '--root-gone': ofPatch('rootGoneEndsThread', recordRootGone),
   // Patch `pagesBeforeContinuing`: a publish spills many pages at once past a receiver at the end.
   '--pages-first': ofPatch('pagesBeforeContinuing', recordPagesBeforeContinuing),
+  // Patch `pageTrafficBeforeContinuing`: a paged backlog read while its conversation continues as new.
+  '--pages-quiet': ofPatch('pageTrafficBeforeContinuing', recordPageTrafficBeforeContinuing),
 };
 
 /**

@@ -1,4 +1,5 @@
 import {
+  type ChildWorkflowHandle,
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
@@ -28,6 +29,11 @@ export class ConversationPaging {
    * ignored by seq.
    */
   private readonly requested = new Set<string>();
+  /** Pages this run started and has not asked for: one it asks for ends after answering, in this run. */
+  private readonly startedHere = new Map<string, ChildWorkflowHandle<typeof conversationPageWorkflow>>();
+  /** The page whose request this run delivered (only the oldest is asked for), and pages it awaits the end of. */
+  private asked: string | undefined;
+  private readonly ending = new Set<string>();
 
   constructor(private readonly journal: ConversationJournal) {
     setHandler(pageDeliveredSignal, (rawDelivery: PageDelivery) => {
@@ -48,6 +54,21 @@ export class ConversationPaging {
   }
 
   /**
+   * Page traffic of this run still to come: the answer of the page it asked for, or the end of a page it
+   * started and asked for. Either arriving while the run continues as new would fail that workflow task
+   * (UnhandledCommand): its replay from the start refuses every update and signal meanwhile.
+   */
+  inFlight(): boolean {
+    const oldest = this.journal.backlog.pages[0];
+    return (oldest !== undefined && oldest.workflowId === this.asked) || this.ending.size > 0;
+  }
+
+  /** Traffic in flight, or a page due to be asked for. */
+  traffic(): boolean {
+    return this.inFlight() || this.pageToRequest() !== undefined;
+  }
+
+  /**
    * Starts page workflows for a full spill (`most` of them at most), one at a time; false when one failed
    * to (it is given back).
    */
@@ -59,12 +80,13 @@ export class ConversationPaging {
       if (!cut) break;
       const proof = cut.page.token;
       try {
-        await startChild(conversationPageWorkflow, {
+        const child = await startChild(conversationPageWorkflow, {
           workflowId: cut.page.workflowId,
           args: [{ conversationId, entries: cut.entries, ...(proof ? { token: proof } : {}) }],
           // The page outlives this run: the next run (after continue-as-new) reads it.
           parentClosePolicy: ParentClosePolicy.ABANDON,
         });
+        this.startedHere.set(cut.page.workflowId, child);
       } catch (error) {
         backlog.returnPage(cut.page, cut.entries);
         log.warn('page workflow not started', { workflowId: cut.page.workflowId, error: String(error) });
@@ -94,7 +116,16 @@ export class ConversationPaging {
   async requestPage(): Promise<void> {
     const page = this.pageToRequest();
     if (!page) return;
-    this.requested.add(page.workflowId);
-    await signalQuietly(page.workflowId, pageRequestSignal, ...(page.token ? [{ token: page.token }] : []));
+    const { workflowId } = page;
+    this.requested.add(workflowId);
+    if (!(await signalQuietly(workflowId, pageRequestSignal, ...(page.token ? [{ token: page.token }] : []))))
+      return;
+    this.asked = workflowId;
+    const child = this.startedHere.get(workflowId);
+    if (!child) return;
+    this.startedHere.delete(workflowId);
+    this.ending.add(workflowId);
+    const ended = () => void this.ending.delete(workflowId);
+    void child.result().then(ended, ended);
   }
 }

@@ -342,6 +342,10 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   // While it waits out its minimal lifetime, the run keeps serving, cutting and requesting pages.
   const timeToContinue = () => lifetime.due && !lifetime.ageingToContinue;
   const pageWork = () => journal.backlog.hasPageToCut() || paging.pageToRequest() !== undefined;
+  // Patch `pageTrafficBeforeContinuing`, asked once, when it first matters: a run due (not pressed) whose
+  // spill is cut asks for no more pages and continues once its page traffic has landed.
+  let quieting: boolean | undefined;
+  const settling = () => !lifetime.pressing && !journal.backlog.hasPageToCut() && paging.inFlight();
   // SPEC S5.10: once its thread has ended, a thread's conversation completes when its backlog has been
   // read and acknowledged to the end, or when the retention period has passed.
   const retentionLeftMs = () =>
@@ -353,7 +357,9 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   for (;;) {
     // The wait is made again when the owner's end arrives, so its retention timer starts then.
     const endedWhenArmed = ownerEndedAtMs;
-    const wake = () => timeToContinue() || pageWork() || retired() || ownerEndedAtMs !== endedWhenArmed;
+    const holding = () => quieting === true && timeToContinue() && settling();
+    const wake = () =>
+      retired() || ownerEndedAtMs !== endedWhenArmed || (!holding() && (timeToContinue() || pageWork()));
     if (Number.isFinite(retentionLeftMs())) await condition(wake, Math.max(1, retentionLeftMs()));
     else await condition(wake);
     if (retired()) {
@@ -363,6 +369,11 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       return;
     }
     const continuing = timeToContinue() && lifetime.mayContinue();
+    if (continuing && !lifetime.pressing && !journal.backlog.hasPageToCut() && paging.traffic()) {
+      quieting ??= patched(patches.pageTrafficBeforeContinuing);
+      if (quieting && settling()) continue;
+      if (quieting) break;
+    }
     // Pages before continuing (patch `pagesBeforeContinuing`): one page cut per loop, beside the due
     // page's request, and the run continues once the spill is cut, unless it may not wait.
     const pagesFirst = pageWork() && !lifetime.pressing && patched(patches.pagesBeforeContinuing);

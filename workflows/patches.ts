@@ -222,4 +222,13 @@ export const patches = {
    * (workflows/conversation-workflow.ts).
    */
   pagesBeforeContinuing: 'pagesBeforeContinuing',
+  /**
+   * SPEC S5.2, S7.3: a conversation due to continue as new (not pressed), its spill cut, asks for no
+   * more pages and continues once the page it asked for has answered and the pages it started and asked
+   * for have ended. Before it, such an answer or end often arrived while the run continued: the task
+   * failed (UnhandledCommand), the worker replayed the run from its start, and the server refused every
+   * update and signal meanwhile, so receivers backed off for 1.5–5 s at a continue-as-new. Asked only
+   * when there is page traffic then (workflows/conversation-workflow.ts).
+   */
+  pageTrafficBeforeContinuing: 'pageTrafficBeforeContinuing',
 } as const satisfies Readonly<Record<string, string>>;

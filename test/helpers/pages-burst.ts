@@ -9,6 +9,10 @@ import { label, messageBody, newConversation, receiveMany } from './conversation
 /** Small pages and an early continue-as-new, so a burst spills many pages while the run is due. */
 export const burstSettings = { continueAsNewAfterEvents: 20, backlogHighWaterBytes: 1024, pageBytes: 512 };
 
+/** Items `from` to `from + length - 1`, each about a third of a page. */
+const items = (from: number, length: number) =>
+  Array.from({ length }, (_, index) => ({ body: messageBody(`item ${from + index} ${'x'.repeat(40)}`) }));
+
 /**
  * A receiver reads a conversation to its end, then one publish of `count` items spills most of them at
  * once (a page or so per item) while the receiver waits for the next; it reads them all. Returns the
@@ -21,8 +25,6 @@ export async function pagesBurst(
 ): Promise<{ conversationId: string; labels: string[] }> {
   const { conversationId } = newConversation();
   const options = { taskQueue, settings: burstSettings };
-  const items = (from: number, length: number) =>
-    Array.from({ length }, (_, index) => ({ body: messageBody(`item ${from + index} ${'x'.repeat(40)}`) }));
   await publishNotifications(client, conversationId, items(0, 3), options);
   const receiver = await ConversationNotificationReceiver.open(client, conversationId, { taskQueue });
   try {
@@ -54,4 +56,35 @@ export function pageRequestAmongCuts(history: temporal.api.history.v1.IHistory):
       event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === pageRequestSignal.name,
   );
   return { ...(request >= 0 ? { request } : {}), lastCut: cuts.at(-1) ?? -1, cuts: cuts.length };
+}
+
+/**
+ * `count` items published (in batches of 50) before a receiver opens, spilling a page or so per item; the
+ * receiver then reads them all while the conversation keeps continuing as new. Returns the conversation
+ * id and the labels received.
+ */
+export async function pagedBacklogRead(
+  client: Client,
+  taskQueue: string,
+  count: number,
+): Promise<{ conversationId: string; labels: string[] }> {
+  const { conversationId } = newConversation();
+  for (let from = 0; from < count; from += 50) {
+    const batch = items(from, Math.min(50, count - from));
+    await publishNotifications(client, conversationId, batch, { taskQueue, settings: burstSettings });
+  }
+  const receiver = await ConversationNotificationReceiver.open(client, conversationId, { taskQueue });
+  try {
+    return { conversationId, labels: (await receiveMany(receiver, count)).map(label) };
+  } finally {
+    await receiver.dispose();
+  }
+}
+
+/** The workflow tasks that failed in a history, by cause (UnhandledCommand: an event came while it ended). */
+export function failedTasks(history: temporal.api.history.v1.IHistory): string[] {
+  return (history.events ?? []).flatMap((event) => {
+    const failed = event.workflowTaskFailedEventAttributes;
+    return failed ? [`${event.eventId}: cause ${failed.cause} ${failed.failure?.message ?? ''}`] : [];
+  });
 }
