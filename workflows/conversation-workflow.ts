@@ -345,7 +345,8 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   // Patch `pageTrafficBeforeContinuing`, asked once, when it first matters: a run due (not pressed) whose
   // spill is cut asks for no more pages and continues once its page traffic has landed.
   let quieting: boolean | undefined;
-  const settling = () => !lifetime.pressing && !journal.backlog.hasPageToCut() && paging.inFlight();
+  const mayQuiet = () => timeToContinue() && !lifetime.pressing && !journal.backlog.hasPageToCut();
+  const holding = () => quieting === true && mayQuiet() && paging.inFlight();
   // SPEC S5.10: once its thread has ended, a thread's conversation completes when its backlog has been
   // read and acknowledged to the end, or when the retention period has passed.
   const retentionLeftMs = () =>
@@ -357,7 +358,6 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   for (;;) {
     // The wait is made again when the owner's end arrives, so its retention timer starts then.
     const endedWhenArmed = ownerEndedAtMs;
-    const holding = () => quieting === true && timeToContinue() && settling();
     const wake = () =>
       retired() || ownerEndedAtMs !== endedWhenArmed || (!holding() && (timeToContinue() || pageWork()));
     if (Number.isFinite(retentionLeftMs())) await condition(wake, Math.max(1, retentionLeftMs()));
@@ -369,9 +369,9 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       return;
     }
     const continuing = timeToContinue() && lifetime.mayContinue();
-    if (continuing && !lifetime.pressing && !journal.backlog.hasPageToCut() && paging.traffic()) {
+    if (continuing && mayQuiet() && paging.traffic()) {
       quieting ??= patched(patches.pageTrafficBeforeContinuing);
-      if (quieting && settling()) continue;
+      if (quieting && paging.inFlight()) continue;
       if (quieting) break;
     }
     // Pages before continuing (patch `pagesBeforeContinuing`): one page cut per loop, beside the due

@@ -80,11 +80,3 @@ export async function pagedBacklogRead(
     await receiver.dispose();
   }
 }
-
-/** The workflow tasks that failed in a history, by cause (UnhandledCommand: an event came while it ended). */
-export function failedTasks(history: temporal.api.history.v1.IHistory): string[] {
-  return (history.events ?? []).flatMap((event) => {
-    const failed = event.workflowTaskFailedEventAttributes;
-    return failed ? [`${event.eventId}: cause ${failed.cause} ${failed.failure?.message ?? ''}`] : [];
-  });
-}

@@ -40,6 +40,19 @@ export const failedTasks = (events: readonly HistoryEvent[]): string[] =>
     )
     .map((event) => String(event.workflowTaskFailedEventAttributes?.failure?.message));
 
+/**
+ * The tasks the server failed because an event arrived while they ended the run (UnhandledCommand):
+ * nothing is lost, but the worker replays the run from its start, refusing updates and signals meanwhile.
+ */
+export const endingRaces = (events: readonly HistoryEvent[]): string[] =>
+  events
+    .filter(
+      (event) =>
+        event.workflowTaskFailedEventAttributes?.cause ===
+        proto.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND,
+    )
+    .map((event) => `event ${String(event.eventId)}: UnhandledCommand`);
+
 const payloadBytes = (payload: proto.api.common.v1.IPayload | null | undefined): number =>
   (payload?.data?.length ?? 0) +
   Object.entries(payload?.metadata ?? {}).reduce((sum, [key, value]) => sum + key.length + value.length, 0);

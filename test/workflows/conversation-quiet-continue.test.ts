@@ -4,8 +4,9 @@
 // the task failed (UnhandledCommand), the worker replayed the run from its start, and the server refused
 // the receiver's polls meanwhile, which the client retried after a second or more (found from outside: a
 // receiver of 300 paged items stalled 1.5–5 s at a continue-as-new, 6 failed tasks in each read).
-import { failedTasks, pagedBacklogRead } from '../helpers/pages-burst';
+import { pagedBacklogRead } from '../helpers/pages-burst';
 import { runHistories } from '../helpers/run-histories';
+import { endingRaces, failedTasks } from '../helpers/task-answers';
 import { suiteWorker, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -19,11 +20,11 @@ test('a paged backlog read across many continue-as-new: no run ends while its pa
 
   const runs = await runHistories(temporal.client, conversationId);
   const failed = await Promise.all(
-    runs.map(async ({ runId }) =>
-      failedTasks(await temporal.client.workflow.getHandle(conversationId, runId).fetchHistory()).map(
-        (failure) => `${runId} ${failure}`,
-      ),
-    ),
+    runs.map(async ({ runId }) => {
+      const events =
+        (await temporal.client.workflow.getHandle(conversationId, runId).fetchHistory()).events ?? [];
+      return [...failedTasks(events), ...endingRaces(events)].map((failure) => `${runId} ${failure}`);
+    }),
   );
   process.stderr.write(
     `[measure] runs ${runs.length}, events ${runs.reduce((sum, run) => sum + run.events, 0)}\n`,
