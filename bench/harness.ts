@@ -3,6 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createActivities } from '../activities';
+import { grpcRetryInterceptor } from '../client/grpc-retry';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { createAgentWorker } from '../workers/create-worker';
 import { defaultDataDir, startDevServer } from '../workers/dev-server';
@@ -50,6 +51,7 @@ export async function openBench(options: {
     const connection = await Connection.connect({
       address: server.address,
       channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+      interceptors: [grpcRetryInterceptor()],
     });
     closing.push(() => connection.close());
     const nativeConnection = await NativeConnection.connect({ address: server.address });

@@ -9,6 +9,8 @@
  * - Every failure is a {@link KitError} with a {@link ErrorKind}; `KitError.is(error)` recognises one
  *   from any copy of the package.
  * - The zod schemas of everything that crosses the API, each with its inferred type of the same name.
+ * - {@link grpcRetryInterceptor} is the gRPC retry to give the client's `Connection` (a call that meets a
+ *   workflow at its continue-as-new is retried at once, not 1.7 s later).
  * - {@link tracingInterceptors} traces what a client does to a tree (SPEC S11.2); {@link createTracing}
  *   / {@link tracingFromEnvironment} export spans over OTLP.
  *
@@ -58,6 +60,7 @@ export { usageReport, type ThreadUsageLine, type UsageReport } from './usage';
 export type { Usage, UsageLedger } from '../domain/usage';
 export { LiveCallId, LiveCursor, LiveEnd, type LiveOutputView } from '../domain/live-output';
 export { createEncryptionCodec } from './encryption-codec';
+export { grpcRetryInterceptor, grpcRetryOptions } from './grpc-retry';
 export {
   createTracing,
   tracingFromEnvironment,

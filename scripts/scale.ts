@@ -32,6 +32,7 @@ import {
   runHistories,
   type RunHistory,
 } from '../test/helpers/scale';
+import { grpcRetryInterceptor } from '../client/grpc-retry';
 import { conversationSummary, publishNotifications } from '../client/conversations';
 import { label, messageBody, newConversation } from '../test/helpers/conversations';
 import { eventually } from '../test/helpers/runs';
@@ -132,6 +133,7 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({
     address: server.address,
     channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+    interceptors: [grpcRetryInterceptor()],
   });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection });

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { grpcRetryInterceptor } from '../client/grpc-retry';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { checkRun } from '../test/helpers/checker';
 import { runBusyRun, seededRandom } from '../test/helpers/busy-run';
@@ -95,7 +96,10 @@ async function main() {
   const bundlePath = join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, (await bundleWorkflowCode({ ...bundleOptions, logger: quiet })).code);
   const server = await startServer(dir);
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await Connection.connect({
+    address: server.address,
+    interceptors: [grpcRetryInterceptor()],
+  });
   const rows: Row[] = [];
   const started = Date.now();
   console.log(

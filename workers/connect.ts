@@ -4,6 +4,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { readFileSync } from 'node:fs';
 import { loadCodecKeys } from '../client/codec-keys';
 import { createEncryptionCodec, createKeylessCodec } from '../client/encryption-codec';
+import { grpcRetryInterceptor } from '../client/grpc-retry';
 import type { Tracing } from '../client/tracing';
 import type { EnvironmentConfig } from './config';
 
@@ -48,6 +49,7 @@ export async function connectClient(
 ): Promise<Client> {
   const connection = await Connection.connect({
     ...connectionOptions(config),
+    interceptors: [grpcRetryInterceptor()],
     ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}),
   });
   // Without keys, a codec that only turns "Unknown encoding: binary/encrypted" into an error that says

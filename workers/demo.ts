@@ -4,6 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createActivities, createModelProvider, loadModelConfig } from '../activities';
+import { grpcRetryInterceptor } from '../client/grpc-retry';
 import { ThreadService } from '../client/thread-service';
 import type { AgentThread } from '../domain/schemas';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
@@ -53,7 +54,10 @@ async function main(): Promise<void> {
   const server = await startDevServer({ dbFile, searchAttributes: searchAttributeRegistrations });
   say(`Temporal dev server on ${server.address}, Web UI at ${server.uiAddress}`);
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await Connection.connect({
+    address: server.address,
+    interceptors: [grpcRetryInterceptor()],
+  });
   try {
     const taskQueue = 'agents-kit-demo';
     const worker = await createAgentWorker({
