@@ -94,6 +94,8 @@ export async function startRootRun(client: Client, rawOptions: AttachOptions) {
     callSizedAllowance: true as const,
     // Model calls carry only the transcript entries their worker does not keep yet.
     transcriptDelta: true as const,
+    // SPEC S6.4: a turn's outcome says how many tokens it used.
+    turnTokens: true as const,
     // SPEC S11.4: every kernel's tool calls pass the tree's approval gate.
     approvalPolicy: initialApprovalPolicy(options.approvalPolicy),
   };

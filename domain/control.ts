@@ -198,6 +198,8 @@ export const AgentInput = z
     callSizedAllowance: z.literal(true).optional(),
     /** The root's `transcriptDelta` feature, passed on to every thread (workflows/patches.ts). */
     transcriptDelta: z.literal(true).optional(),
+    /** SPEC S6.4: the root's `turnTokens` feature, passed on to every thread (workflows/patches.ts). */
+    turnTokens: z.literal(true).optional(),
     /**
      * SPEC S11.3: the thread's subtree has a budget in dollars (its own or an ancestor's): its model calls
      * hold micro-dollars too, from `costAllowance` (set aside as it started) on. Absent before that budget.

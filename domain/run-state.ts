@@ -207,7 +207,8 @@ export class RootRunState {
   }
 
   /** Applies an agent's (proven) report about itself. */
-  applyEvent(event: ThreadEvent): void {
+  /** `outcomeCharged`: the run has the `turnTokens` feature (see {@link turnEnded}). */
+  applyEvent(event: ThreadEvent, outcomeCharged = false): void {
     switch (event.type) {
       case 'turn-start':
         return this.turnStarted(event.threadId, event.turn, event.at);
@@ -215,7 +216,7 @@ export class RootRunState {
         if (event.spentTokens) this.spent(event.threadId, event.spentTokens);
         if (event.spentMicroUsd) this.spent(event.threadId, event.spentMicroUsd, 'microUsd');
         if (event.usage) mergeLedger(this.usage.tree, event.usage);
-        return this.turnEnded(event.threadId, event.outcome, event.nextStatus);
+        return this.turnEnded(event.threadId, event.outcome, event.nextStatus, outcomeCharged);
       case 'thread-end':
         if (event.unusedTokens) this.refund(event.threadId, event.unusedTokens);
         if (event.unusedMicroUsd) this.refund(event.threadId, event.unusedMicroUsd, 'microUsd');
@@ -228,9 +229,14 @@ export class RootRunState {
     turns.turnStarted(this.registry, threadId, turn, at);
   }
 
-  /** A turn ended; its tokens are charged to the thread's subtree and every ancestor's. */
-  turnEnded(threadId: string, outcome: TurnOutcome, nextStatus: 'idle' | 'running'): void {
-    turns.turnEnded(this.registry, threadId, outcome, nextStatus);
+  /** A turn ended (domain/run-turns.ts `turnEnded`). */
+  turnEnded(
+    threadId: string,
+    outcome: TurnOutcome,
+    nextStatus: 'idle' | 'running',
+    outcomeCharged = false,
+  ): void {
+    turns.turnEnded(this.registry, threadId, outcome, nextStatus, outcomeCharged);
   }
 
   /**

@@ -15,12 +15,17 @@ export function turnStarted(registry: ThreadRegistry, threadId: string, turn: nu
   record.thread = { ...record.thread, status: 'running', turnsStarted: turn, updatedAt: at };
 }
 
-/** A turn ended; its tokens are charged to the thread's subtree and every ancestor's. */
+/**
+ * A turn ended. Before the `turnTokens` feature its outcome's tokens (a reply's own) are charged here, to
+ * the thread's subtree and every ancestor's; with it (`outcomeCharged`) they count what the turn's calls
+ * used, charged as each was made.
+ */
 export function turnEnded(
   registry: ThreadRegistry,
   threadId: string,
   outcome: TurnOutcome,
   nextStatus: 'idle' | 'running',
+  outcomeCharged = false,
 ): void {
   const record = registry.get(threadId);
   if (!record || isTerminal(record.thread.status) || outcome.turn <= record.thread.turnsCompleted) return;
@@ -34,6 +39,7 @@ export function turnEnded(
     ...(outcome.turn === 1 ? { firstTurn: outcome } : {}),
     updatedAt: outcome.endedAt,
   };
+  if (outcomeCharged) return;
   for (const charged of registry.selfAndAncestors(record)) charged.subtreeTokens += outcome.tokens;
 }
 

@@ -189,7 +189,7 @@ export const TurnOutcome = z
     status: z.enum(['completed', 'failed', 'interrupted']),
     result: z.string().optional(),
     error: z.object({ kind: z.string(), message: z.string() }).strict().optional(),
-    tokens: z.number().int().min(0).default(0),
+    tokens: z.number().int().min(0).default(0), // what its model calls used, in and out (S6.4)
     endedAt: z.string(),
   })
   .strict();
@@ -380,6 +380,8 @@ export const RootRunInput = z
     callSizedAllowance: z.literal(true).optional(),
     /** Model calls carry only what their worker does not keep of the transcript (workflows/patches.ts). */
     transcriptDelta: z.literal(true).optional(),
+    /** SPEC S6.4: a turn's outcome counts the tokens its model calls used (workflows/patches.ts). */
+    turnTokens: z.literal(true).optional(),
     /**
      * SPEC S11.4: the tree's approval policy (the newest, once carried through continue-as-new); its
      * presence turns on the one approval gate of every kernel (workflows/patches.ts).

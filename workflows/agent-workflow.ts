@@ -218,6 +218,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       takeInbox: (turn) => mailbox.take(turn),
       conversation,
       recordUsage: (model, used) => usage.record(model, used),
+      countsTurnTokens: input.turnTokens === true,
       ...(gate ? { approval: gate } : {}),
       turnStarted: (turn, at) => {
         setStatus('running', `turn ${turn}`, { turnsStarted: turn });

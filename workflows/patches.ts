@@ -38,6 +38,10 @@
  *   live asks every that many ms whether their workflows still run (a timer and the `threadWorkflowEnds`
  *   activity) and winds down those that ended (workflows/outside-ends.ts `watch`), until none is left.
  *   Its histories: `record-histories.ts --outside-ends-check`, `outsideEndsCheckMs-*.json`.
+ * - `turnTokens` (RootRunInput, AgentInput; SPEC S6.4): a turn's outcome (`latestTurn`, `wait`, its
+ *   report to the root) counts the input and output tokens its model calls reported (and a scripted
+ *   reply's `tokens`), also when it fails or is interrupted; before it, `tokens` was 0 but for replies
+ *   of histories recorded before `scriptedTokensCharged`. No command changes, only that number.
  */
 export const patches = {
   /**

@@ -70,6 +70,7 @@ export class RootHost {
       usageLedger?: boolean; // SPEC S11.3: model calls hold reservations (RootRunInput.usageLedger)
       callSizedAllowance?: boolean; // SPEC S6.4 (RootRunInput.callSizedAllowance)
       transcriptDelta?: boolean; // RootRunInput.transcriptDelta
+      turnTokens?: boolean; // SPEC S6.4 (RootRunInput.turnTokens)
       approvalPolicy?: TreeApprovalPolicy | undefined; // SPEC S11.4 (RootRunInput.approvalPolicy)
     },
     carried: CarriedIn = { queued: [], outbox: [] },
@@ -88,6 +89,7 @@ export class RootHost {
         ...(this.options.usageLedger ? { usageLedger: true as const } : {}),
         ...(this.options.callSizedAllowance ? { callSizedAllowance: true as const } : {}),
         ...(this.options.transcriptDelta ? { transcriptDelta: true as const } : {}),
+        ...(this.options.turnTokens ? { turnTokens: true as const } : {}),
         ...(this.options.approvalPolicy ? { approvalPolicy: this.options.approvalPolicy.policy } : {}),
       }),
       options.answers,

@@ -133,6 +133,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       usageLedger: input.usageLedger === true,
       callSizedAllowance: input.callSizedAllowance === true,
       transcriptDelta: input.transcriptDelta === true,
+      turnTokens: input.turnTokens === true,
       approvalPolicy: policy,
     },
     resume,
@@ -180,13 +181,14 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       takeInbox: () => state.takeRootMessages(rootScope),
       conversation,
       recordUsage: (model, usage) => state.recordRootUsage(model, usage),
+      countsTurnTokens: input.turnTokens === true,
       ...(gate ? { approval: gate } : {}),
       turnStarted: (turn, at) => {
         state.turnStarted(state.rootId, turn, at);
         showStatus();
       },
       turnEnded: (outcome, nextStatus) => {
-        state.turnEnded(state.rootId, outcome, nextStatus);
+        state.turnEnded(state.rootId, outcome, nextStatus, input.turnTokens === true);
         showStatus();
       },
     },
@@ -282,7 +284,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     }
     const event = report.data.event;
     const wasLive = !isTerminal(state.record(event.threadId)?.thread.status ?? 'completed');
-    state.applyEvent(event);
+    state.applyEvent(event, input.turnTokens === true);
     // SPEC S4.8: ended cancelled while still live here (Temporal's cancel request, not a close of ours),
     // it takes its live subtree with it, as a close does.
     const orphans = event.type === 'thread-end' && event.status === 'cancelled' && wasLive;

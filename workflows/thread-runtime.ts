@@ -52,6 +52,11 @@ export interface ThreadPorts {
   conversation: ThreadConversation;
   /** SPEC S11.3: what one model call of a turn used, for the thread's usage ledger. */
   recordUsage(model: string, usage: CallUsage): void;
+  /**
+   * SPEC S6.4 (the `turnTokens` feature): a turn's outcome counts the input and output tokens its model
+   * calls reported, whatever way it ended; without it, only a reply's own `tokens` (runs before it).
+   */
+  countsTurnTokens?: boolean;
   /** SPEC S11.4: the thread's approval gate, in runs with an approval policy. */
   approval?: ToolApproval;
   turnStarted(turn: number, at: string): void;
@@ -137,6 +142,12 @@ export class ThreadLoop {
     const scope = new CancellationScope();
     this.currentTurn = scope;
     let outcome: TurnOutcome;
+    let used = 0;
+    const recordUsage = (model: string, usage: CallUsage) => {
+      used += usage.inputTokens + usage.outputTokens;
+      this.ports.recordUsage(model, usage);
+    };
+    const tokens = (answered: number) => (this.ports.countsTurnTokens ? used + answered : answered);
     try {
       const answer = await scope.run(() =>
         tracedTurn(this.ports.kernel, {
@@ -149,7 +160,7 @@ export class ThreadLoop {
           ask: (request) => this.ports.conversation.ask(request),
           live: this.ports.conversation.liveTarget,
           memory: this.state.memory,
-          recordUsage: (model, usage) => this.ports.recordUsage(model, usage),
+          recordUsage,
         }),
       );
       // Tokens a turn reports only at its end (a scripted reply's, in histories recorded before
@@ -164,20 +175,20 @@ export class ThreadLoop {
         turn,
         status: 'completed',
         result: clipToBytes(answer.text, maxTurnResultBytes, 'the turn result'),
-        tokens: answer.tokens,
+        tokens: tokens(answer.tokens),
         endedAt: new Date().toISOString(),
       };
     } catch (error) {
       const endedAt = new Date().toISOString();
       if (scope.consideredCancelled || isCancellation(error)) {
-        outcome = { turn, status: 'interrupted', tokens: 0, endedAt };
+        outcome = { turn, status: 'interrupted', tokens: tokens(0), endedAt };
       } else {
         const kitError = kitErrorFromFailure(error);
         const failure = {
           kind: kitError?.kind ?? 'InvalidState',
           message: clipToBytes(kitError?.message ?? String(error), carriedResultBytes, 'the turn error'),
         };
-        outcome = { turn, status: 'failed', error: failure, tokens: 0, endedAt };
+        outcome = { turn, status: 'failed', error: failure, tokens: tokens(0), endedAt };
       }
     } finally {
       this.currentTurn = undefined;

@@ -31,6 +31,7 @@ export interface StartSettings {
   usageLedger?: true;
   callSizedAllowance?: true;
   transcriptDelta?: true;
+  turnTokens?: true;
   /** SPEC S11.4: the tree's approval policy now; later changes reach the thread by signal. */
   approvalPolicy?: ApprovalPolicy;
 }

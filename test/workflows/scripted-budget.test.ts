@@ -45,10 +45,12 @@ test('sequential replies of 300 tokens under 1000: three complete, the one that 
   const expectedUsed = [300, 600, 900, 1200, 1200, 1200];
   const outcomes: (string | undefined)[] = [];
   const used: number[] = [];
+  const turnTokens: (number | undefined)[] = [];
   for (let turn = 1; turn <= 6; turn++) {
     if (turn > 1) await root.sendMessage({ recipient: spender.id, content: `go ${turn}`, triggerTurn: true });
     const thread = await untilTurns(service, spender.id, turn);
     outcomes.push(summary(thread.latestTurn));
+    turnTokens.push(thread.latestTurn?.tokens);
     const expected = expectedUsed[turn - 1];
     used.push(
       await eventually(
@@ -67,8 +69,8 @@ test('sequential replies of 300 tokens under 1000: three complete, the one that 
     'failed QuotaExceeded',
   ]);
   expect(Math.max(...used)).toBeLessThanOrEqual(mostUsed);
-  const spent = (await root.loadThread(spender.id))!;
-  expect(spent.latestTurn?.tokens).toBe(0); // charged as the reply was reached, not again at the turn's end
+  // Each turn's outcome says what it used (the turnTokens feature): the reply that went past counted.
+  expect(turnTokens).toEqual([300, 300, 300, 300, 0, 0]);
   await service.shutdown();
 }, 120_000);
 
@@ -125,7 +127,9 @@ test("the root's own scripted turns obey the same rule", async () => {
       (thread) => thread.turnsCompleted >= turns && thread.status !== 'running',
       `the root to complete ${turns} turn(s)`,
     );
-  const outcomes = [summary((await rootTurns(1)).latestTurn)];
+  const first = (await rootTurns(1)).latestTurn;
+  const outcomes = [summary(first)];
+  expect(first?.tokens).toBe(600);
   const used = [await usedTokens(service)];
   // A sub-agent asks the root for a turn each time it is asked for one.
   const poker = await root.spawn({

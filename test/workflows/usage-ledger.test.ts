@@ -107,15 +107,20 @@ test('the ledger equals what the provider reported, per thread and for the tree,
     );
   const turns = 6;
   let killed = false;
+  // SPEC S6.4: what each turn's outcome says it used (the turnTokens feature).
+  const turnTokens = new Map<string, number>();
   for (let turn = 1; turn <= turns; turn++) {
     // A tool running when the worker died is retried once its heartbeat times out (30 s).
-    for (const child of children)
-      await eventually(
+    for (const child of children) {
+      const thread = await eventually(
         async () => (await service.rootControls().loadThread(child.id))!,
-        (thread) => thread.turnsCompleted >= turn && thread.status !== 'running',
+        (now) => now.turnsCompleted >= turn && now.status !== 'running',
         `${child.id} to complete turn ${turn}`,
         120_000,
       );
+      expect(thread.latestTurn?.turn).toBe(turn);
+      turnTokens.set(child.id, (turnTokens.get(child.id) ?? 0) + (thread.latestTurn?.tokens ?? 0));
+    }
     if (turn === turns) break;
     for (const child of children)
       await service
@@ -160,6 +165,8 @@ test('the ledger equals what the provider reported, per thread and for the tree,
   for (const child of children) {
     const line = report.threads.find((thread) => thread.threadId === child.id)!;
     expect(line.total.calls).toBe(turns * 2);
+    // The turns' outcomes add up to the thread's ledger: each call once, in the turn that made it.
+    expect(turnTokens.get(child.id)).toBe(line.total.inputTokens + line.total.outputTokens);
   }
   // The Web UI shows the numbers in the root's details.
   const root = await client.workflow.getHandle(service.rootThreadId).describe();
