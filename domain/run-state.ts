@@ -206,8 +206,7 @@ export class RootRunState {
     return this.registry.list(scope);
   }
 
-  /** Applies an agent's (proven) report about itself. */
-  /** `outcomeCharged`: the run has the `turnTokens` feature (see {@link turnEnded}). */
+  /** Applies an agent's (proven) report about itself; `outcomeCharged` in runs with `turnTokens` (turnEnded). */
   applyEvent(event: ThreadEvent, outcomeCharged = false): void {
     switch (event.type) {
       case 'turn-start':
