@@ -307,7 +307,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     () => loop.run({ idleTimeoutMs: input.idleTimeoutMs, pause: () => lifetime.due }),
     () => ((closedAs = 'cancelled'), 'stopped' as const),
   );
-  const released =
+  let released =
     exit === 'continue-as-new' &&
     (await cancel.stopOn(
       async () => {
@@ -326,6 +326,12 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       },
       'release',
     ));
+  // Closed while releasing (a close signal is not refused): the thread stays and ends here.
+  if (released && loop.stopping && patched(patches.stopWhileContinuing)) {
+    lifetime.stay();
+    watch.stay();
+    released = false;
+  }
   if (released) {
     const carried: AgentInput = {
       ...input,

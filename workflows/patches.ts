@@ -235,4 +235,12 @@ export const patches = {
    * when there is page traffic then (workflows/conversation-workflow.ts).
    */
   pageTrafficBeforeContinuing: 'pageTrafficBeforeContinuing',
+  /**
+   * SPEC S3.5: a root run or agent told to stop while it released for continue-as-new (a shutdown or
+   * complete the root answered while it waited out its shortest life; a close signalled to an agent,
+   * which no validator refuses) ends in that run, as when cancelled there. Before it the run continued as
+   * new and the next run, not told, lived on until its idle timeout: a shutdown did not end the root run,
+   * a closed agent stayed (its root reported it unconfirmed). Asked only on that path.
+   */
+  stopWhileContinuing: 'stopWhileContinuing',
 } as const satisfies Readonly<Record<string, string>>;

@@ -318,8 +318,9 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         () => ((ending ??= 'cancelled'), 'stopped' as const),
         'release',
       );
-      // Cancelled while releasing: the run stays and shuts its tree down (what it kept is done then).
-      if (released === 'stopped') {
+      // Cancelled, shut down or completed while releasing: the run stays and ends here (what it kept is
+      // done then).
+      if (released === 'stopped' || (loop.stopping && patched(patches.stopWhileContinuing))) {
         watch.stay();
         break;
       }
