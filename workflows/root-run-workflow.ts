@@ -92,6 +92,8 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   const slots = new PollSlots();
   const watch = new ThreadWatch(resume?.watch, answers, slots);
   let ending: 'completed' | 'cancelled' | undefined;
+  // A turn's outcome counts its model calls' tokens (runs attached with the flag; see patches.ts).
+  const turnTokens = input.turnTokens === true;
   // SPEC S11.4: the tree's approval policy, in runs attached with one (its root's own gate below).
   const policy: TreeApprovalPolicy | undefined = input.approvalPolicy
     ? new TreeApprovalPolicy(input.approvalPolicy, {
@@ -133,7 +135,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       usageLedger: input.usageLedger === true,
       callSizedAllowance: input.callSizedAllowance === true,
       transcriptDelta: input.transcriptDelta === true,
-      turnTokens: input.turnTokens === true,
+      turnTokens,
       approvalPolicy: policy,
     },
     resume,
@@ -181,14 +183,14 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
       takeInbox: () => state.takeRootMessages(rootScope),
       conversation,
       recordUsage: (model, usage) => state.recordRootUsage(model, usage),
-      countsTurnTokens: input.turnTokens === true,
+      countsTurnTokens: turnTokens,
       ...(gate ? { approval: gate } : {}),
       turnStarted: (turn, at) => {
         state.turnStarted(state.rootId, turn, at);
         showStatus();
       },
       turnEnded: (outcome, nextStatus) => {
-        state.turnEnded(state.rootId, outcome, nextStatus, input.turnTokens === true);
+        state.turnEnded(state.rootId, outcome, nextStatus, turnTokens);
         showStatus();
       },
     },
@@ -284,7 +286,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
     }
     const event = report.data.event;
     const wasLive = !isTerminal(state.record(event.threadId)?.thread.status ?? 'completed');
-    state.applyEvent(event, input.turnTokens === true);
+    state.applyEvent(event, turnTokens);
     // SPEC S4.8: ended cancelled while still live here (Temporal's cancel request, not a close of ours),
     // it takes its live subtree with it, as a close does.
     const orphans = event.type === 'thread-end' && event.status === 'cancelled' && wasLive;
