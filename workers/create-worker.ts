@@ -3,6 +3,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tracing } from '../client/tracing';
+import { KitError } from '../domain/errors';
 import { defaultMaxCachedWorkflows } from './heap-cap';
 import { tracingSinks } from './tracing-sink';
 
@@ -112,6 +113,11 @@ function defaultWorkflowSource(traced: boolean): WorkflowSource {
  * const worker = await createAgentWorker({ connection, taskQueue: 'agents-kit', activities: createActivities(), codec });
  */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
+  const connection: unknown = options.extra?.connection ?? options.connection;
+  // Temporal's default connection (localhost) when none is given.
+  if (connection !== undefined && !(connection instanceof NativeConnection)) {
+    throw connectionRefused(connection);
+  }
   const traced = options.tracing !== undefined;
   const workflows = options.workflows ?? defaultWorkflowSource(traced);
   return Worker.create({
@@ -136,6 +142,36 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     sinks: { ...options.extra?.sinks, ...tracingSinks(options.tracing) },
     dataConverter: dataConverterOf(options.extra?.dataConverter, options.codec),
   });
+}
+
+/**
+ * A worker runs on the native bridge of the `@temporalio/worker` that agents-kit imports. A connection
+ * made by another copy of that package (an app with its own version beside agents-kit's), or not a
+ * `NativeConnection` at all, fails deep in `Worker.create` ("failed to downcast …", after it started
+ * its workflow threads, which then hold the process open); refused here first, saying why.
+ */
+function connectionRefused(connection: unknown): KitError {
+  const kind = (connection as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  const what =
+    kind === 'NativeConnection'
+      ? 'a NativeConnection of another copy of @temporalio/worker'
+      : `${typeof kind === 'string' ? `a ${kind}` : String(connection)}, not a NativeConnection`;
+  return new KitError(
+    'Protocol',
+    `createAgentWorker: the connection is ${what}; agents-kit runs on @temporalio/worker ` +
+      `${workerVersion()} (its peer dependency): give it a NativeConnection made by that version, ` +
+      'installed in your app, so your app and agents-kit share one copy of the Temporal SDK',
+  );
+}
+
+/** The version of the `@temporalio/worker` this module imports. */
+function workerVersion(): string {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require('@temporalio/worker/package.json') as { version: string }).version;
+  } catch {
+    return 'see agents-kit/package.json';
+  }
 }
 
 /**

@@ -118,6 +118,21 @@ test('the tarball holds built JavaScript, declarations, the workflow bundle and 
   );
 });
 
+test('the Temporal SDK is a peer dependency: the app and agents-kit share one copy of it', () => {
+  const manifest = JSON.parse(
+    readFileSync(join(appDir, 'node_modules', 'agents-kit', 'package.json'), 'utf8'),
+  ) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };
+  const sdk = ['activity', 'client', 'common', 'proto', 'worker', 'workflow'].map(
+    (name) => `@temporalio/${name}`,
+  );
+  expect(Object.keys(manifest.dependencies).filter((name) => sdk.includes(name))).toEqual([]);
+  for (const name of sdk) {
+    expect(manifest.peerDependencies[name]).toBe(ourPackage.devDependencies[name]);
+    expect(existsSync(join(appDir, 'node_modules', 'agents-kit', 'node_modules', name))).toBe(false);
+    expect(existsSync(join(appDir, 'node_modules', name, 'package.json'))).toBe(true);
+  }
+});
+
 test('npm publish --dry-run accepts the package', () => {
   const result = run(npm, ['publish', '--dry-run', '--ignore-scripts'], projectRoot);
   expect(result.stderr).toMatch(/agents-kit@\d+\.\d+\.\d+/);
