@@ -6,6 +6,7 @@ import { recordBudgets } from './record-budgets';
 import { recordCancelRequest } from './record-cancel-request';
 import { recordCancelWhileEnding } from './record-cancel-while-ending';
 import { recordCancelWhileReleasing } from './record-cancel-releasing';
+import { recordStopWhileContinuing } from './record-stop-continuing';
 import {
   recordCancelClosesSubtree,
   recordChildCloseEnds,
@@ -111,6 +112,9 @@ export const scenarios: Record<string, Scenario> = {
   '--pages-first': ofPatch('pagesBeforeContinuing', recordPagesBeforeContinuing),
   // Patch `pageTrafficBeforeContinuing`: a paged backlog read while its conversation continues as new.
   '--pages-quiet': ofPatch('pageTrafficBeforeContinuing', recordPageTrafficBeforeContinuing),
+  // Patch `stopWhileContinuing`: a shutdown, then a close, while a root run or an agent is due to continue
+  // as new and waits out its shortest life.
+  '--stop-continuing': ofPatch('stopWhileContinuing', recordStopWhileContinuing),
 };
 
 /**

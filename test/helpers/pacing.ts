@@ -26,13 +26,14 @@ async function pacingRun(client: Client, workflowId: string): Promise<string | u
 
 /**
  * Keeps `workflowId` busy with `poke` (each run is due after ~100 events, so young runs come one after
- * another) until one of its runs waits out its pacing timer, and cancels that run. A run that continued
- * as new before the request reached it refuses it; then a later one is tried. Returns the cancelled run.
+ * another) until one of its runs waits out its pacing timer, and then runs `act` on that run; `act`
+ * answers false when it did not reach that run (then a later one is tried). Returns the run acted on.
  */
-export async function cancelWhilePacing(
+export async function actWhilePacing(
   client: Client,
   workflowId: string,
   poke: (n: number) => Promise<unknown>,
+  act: (runId: string) => Promise<boolean>,
 ): Promise<string> {
   let poking = true;
   let pokes = 0;
@@ -43,19 +44,27 @@ export async function cancelWhilePacing(
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
       const runId = await pacingRun(client, workflowId).catch(() => undefined);
-      if (!runId) continue;
-      const cancelled = await client.workflow
-        .getHandle(workflowId, runId)
-        .cancel()
-        .then(
-          () => true,
-          () => false,
-        );
-      if (cancelled) return runId;
+      if (runId && (await act(runId))) return runId;
     }
-    throw new Error(`no run of ${workflowId} took a cancel request while it waited out its pacing timer`);
+    throw new Error(`no run of ${workflowId} was acted on while it waited out its pacing timer`);
   } finally {
     poking = false;
     await Promise.all(pokers);
   }
 }
+
+/** A cancel request sent to a run of `workflowId` while it waits out its pacing timer (above). */
+export const cancelWhilePacing = (
+  client: Client,
+  workflowId: string,
+  poke: (n: number) => Promise<unknown>,
+) =>
+  actWhilePacing(client, workflowId, poke, (runId) =>
+    client.workflow
+      .getHandle(workflowId, runId)
+      .cancel()
+      .then(
+        () => true,
+        () => false,
+      ),
+  );
