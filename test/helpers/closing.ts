@@ -3,7 +3,8 @@ import type { Client } from '@temporalio/client';
 import { temporal as temporalProto } from '@temporalio/proto';
 import type { ConversationNotificationReceiver } from '../../client/conversation-receiver';
 import type { ConversationNotification } from '../../domain/schemas';
-import { untilClosed } from './runs';
+import { eventually, untilClosed } from './runs';
+import type { ThreadControls } from '../../client/thread-controls';
 import { failedTasks } from './task-answers';
 import { patchesOf } from './histories';
 import { workflowBundlePath } from './temporal';
@@ -45,4 +46,23 @@ export async function threadEndOf(
     if (item.body.type === 'status' && item.body.event === 'thread-end') break;
   }
   return seen.at(-1)?.body;
+}
+
+/** A thread closed as a close ends it: its root lists it cancelled, its conversation tells its end. */
+export async function expectEndedCancelled(
+  root: ThreadControls,
+  threadId: string,
+  receiver: ConversationNotificationReceiver,
+): Promise<void> {
+  const listed = await eventually(
+    () => root.loadThread(threadId),
+    (found) => found?.status === 'cancelled',
+    'the root to list the agent as cancelled',
+  );
+  expect(listed?.status).toBe('cancelled');
+  expect(await threadEndOf(receiver)).toMatchObject({
+    type: 'status',
+    event: 'thread-end',
+    detail: 'cancelled',
+  });
 }

@@ -6,16 +6,9 @@
 import { ThreadControls } from '../../client/thread-controls';
 import type { ThreadService } from '../../client/thread-service';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
-import {
-  attachRun,
-  eventually,
-  idleAgent,
-  untilClosed,
-  untilHistoryHolds,
-  untilTurns,
-} from '../helpers/runs';
+import { attachRun, idleAgent, untilClosed, untilHistoryHolds, untilTurns } from '../helpers/runs';
 import { cancelWhilePacing } from '../helpers/pacing';
-import { closedAs, threadEndOf } from '../helpers/closing';
+import { closedAs, expectEndedCancelled } from '../helpers/closing';
 import { patchesOf } from '../helpers/histories';
 import { bundleWith, suiteWorker, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 import { WorkflowUpdateStage } from '@temporalio/client';
@@ -71,17 +64,7 @@ test('an agent cancelled while it prepares to continue as new reports its end', 
   const ended = await temporal.client.workflow.getHandle(agent.id).query<{ status: string }>('thread');
   expect(ended.status).toBe('cancelled');
   expect(await patchesIn(agent.id)).toContain('cancelWhileReleasing');
-  const listed = await eventually(
-    () => root.loadThread(agent.id),
-    (found) => found?.status === 'cancelled',
-    'the root to list the agent as cancelled',
-  );
-  expect(listed?.status).toBe('cancelled');
-  expect(await threadEndOf(receiver)).toMatchObject({
-    type: 'status',
-    event: 'thread-end',
-    detail: 'cancelled',
-  });
+  await expectEndedCancelled(root, agent.id, receiver);
   expect(await service.counters()).toMatchObject({ live: 0 });
   await service.shutdown();
 }, 300_000);

@@ -9,9 +9,9 @@ import { ThreadControls } from '../../client/thread-controls';
 import type { ThreadService } from '../../client/thread-service';
 import type { AgentThread } from '../../domain/schemas';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
-import { attachRun, eventually, idleAgent, untilTurns } from '../helpers/runs';
+import { attachRun, idleAgent, untilTurns } from '../helpers/runs';
 import { actWhilePacing } from '../helpers/pacing';
-import { closedAs, threadEndOf } from '../helpers/closing';
+import { closedAs, expectEndedCancelled } from '../helpers/closing';
 import { patchesOf } from '../helpers/histories';
 import { suiteWorker, type TestTemporal } from '../helpers/temporal';
 
@@ -78,17 +78,7 @@ test('an agent closed while it waits to continue as new ends in that run and rep
     expect(closed.map((thread) => thread.id)).toEqual([agent.id]);
     const status = await closedAs(temporal.client, agent.id);
     // It ended as a close ends it, and told its root and its conversation.
-    const listed = await eventually(
-      () => root.loadThread(agent.id),
-      (found) => found?.status === 'cancelled',
-      'the root to list the agent as cancelled',
-    );
-    expect(listed?.status).toBe('cancelled');
-    expect(await threadEndOf(receiver)).toMatchObject({
-      type: 'status',
-      event: 'thread-end',
-      detail: 'cancelled',
-    });
+    await expectEndedCancelled(root, agent.id, receiver);
     await receiver.dispose();
     if (await stoppedIn(agent.id, runId)) {
       expect(status).toBe('COMPLETED');
