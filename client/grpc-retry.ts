@@ -44,5 +44,6 @@ export function grpcRetryOptions(options: Partial<BackoffOptions> = {}): GrpcRet
  * const connection = await Connection.connect({ address, interceptors: [grpcRetryInterceptor()] });
  * const client = new Client({ connection });
  */
-export const grpcRetryInterceptor = (options: Partial<BackoffOptions> = {}) =>
-  makeGrpcRetryInterceptor(grpcRetryOptions(options));
+export const grpcRetryInterceptor = (
+  options: Partial<BackoffOptions> = {},
+): ReturnType<typeof makeGrpcRetryInterceptor> => makeGrpcRetryInterceptor(grpcRetryOptions(options));

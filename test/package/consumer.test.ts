@@ -14,6 +14,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../workers/dev-server';
@@ -131,6 +132,31 @@ test('the Temporal SDK is a peer dependency: the app and agents-kit share one co
     expect(existsSync(join(appDir, 'node_modules', 'agents-kit', 'node_modules', name))).toBe(false);
     expect(existsSync(join(appDir, 'node_modules', name, 'package.json'))).toBe(true);
   }
+});
+
+test('every package its JavaScript and declarations import is one it declares (strict installs, e.g. pnpm)', () => {
+  const installed = join(appDir, 'node_modules', 'agents-kit');
+  const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    peerDependencies: Record<string, string>;
+  };
+  const declared = new Set([
+    ...Object.keys(manifest.dependencies),
+    ...Object.keys(manifest.peerDependencies),
+  ]);
+  const undeclared = new Set<string>();
+  for (const file of packed.files.map((entry) => entry.path)) {
+    if (!/\.(c?js|mjs|d\.ts)$/.test(file) || /workflow-bundle/.test(file)) continue;
+    // Code, not comments: an @example names 'agents-kit' as a user imports it.
+    const code = readFileSync(join(installed, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '');
+    for (const [, specifier] of code.matchAll(/(?:require\(|from\s+|import\()\s*['"]([^'".][^'"]*)['"]/g)) {
+      if (specifier!.startsWith('node:') || builtinModules.includes(specifier!.split('/')[0]!)) continue;
+      const parts = specifier!.split('/');
+      const name = specifier!.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+      if (!declared.has(name)) undeclared.add(`${name} (${file})`);
+    }
+  }
+  expect([...undeclared]).toEqual([]);
 });
 
 test('npm publish --dry-run accepts the package', () => {
