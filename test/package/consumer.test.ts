@@ -134,7 +134,7 @@ test('the Temporal SDK is a peer dependency: the app and agents-kit share one co
   }
 });
 
-test('every package its JavaScript and declarations import is one it declares (strict installs, e.g. pnpm)', () => {
+test('every package its JavaScript and declarations import is one it declares (installs without hoisting, e.g. pnpm with hoist=false)', () => {
   const installed = join(appDir, 'node_modules', 'agents-kit');
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
