@@ -5,10 +5,11 @@ import { grpcRetryOptions } from '../../client/grpc-retry';
  * `Connection.connect` for tests, with a close() that is safe while calls are being retried.
  *
  * Retried as agents-kit's clients are (`grpcRetryOptions`). The SDK retries a failed call (UNAVAILABLE,
- * RESOURCE_EXHAUSTED, …) from a timer. When the connection is closed before that timer fires, the timer throws "Channel has been shut down" out of nothing, and
- * jest fails whichever test file its worker process runs then (codec-web-ui once took the blame for a
- * load test that ran before it). This connection schedules no retry once close() is called, and close()
- * first waits until the retries already scheduled have started (at most the SDK's 5 s backoff, +20%).
+ * RESOURCE_EXHAUSTED, …) from a timer. When the connection is closed before that timer fires, the timer
+ * throws "Channel has been shut down" out of nothing, and jest fails whichever test file its worker
+ * process runs then (codec-web-ui once took the blame for a load test that ran before it). This
+ * connection schedules no retry once close() is called, and close() first waits until the retries
+ * already scheduled have started (at most the SDK's 5 s backoff, +20%).
  */
 export async function connectTest(options: ConnectionOptions): Promise<Connection> {
   const retries = grpcRetryOptions();
