@@ -22,6 +22,12 @@ const filePath = z
   .min(1)
   .refine((path) => existsSync(path), 'no such file');
 
+/** A whole number from `min` to `max`, read from its text; one message names the range. */
+function wholeNumber(min: number, max: number, of = '') {
+  const message = `expected a whole number${of} from ${min} to ${max}`;
+  return z.coerce.number({ error: message }).int(message).min(min, message).max(max, message);
+}
+
 /** Environment of every agents-kit process (SPEC S8.3), validated at start-up. */
 export const EnvironmentConfig = z.object({
   TEMPORAL_ADDRESS: address.default('127.0.0.1:7233'),
@@ -35,21 +41,19 @@ export const EnvironmentConfig = z.object({
   TEMPORAL_TLS_KEY_PATH: filePath.optional(),
   AGENTS_KIT_TASK_QUEUE: TaskQueueName.default('agents-kit'),
   /** Workflows a worker keeps in memory (each ~3 MB); the rest replay from history when they wake. */
-  AGENTS_KIT_MAX_CACHED_WORKFLOWS: z.coerce
-    .number({ error: 'expected a whole number from 1 to 100000' })
-    .int('expected a whole number from 1 to 100000')
-    .min(1, 'expected a whole number from 1 to 100000')
-    .max(100_000, 'expected a whole number from 1 to 100000')
-    .default(defaultMaxCachedWorkflows),
+  AGENTS_KIT_MAX_CACHED_WORKFLOWS: wholeNumber(1, 100_000).default(defaultMaxCachedWorkflows),
   /**
    * The payload codec's keys, `id:base64key,…` (the first encrypts, all decrypt); unset: payloads are
    * stored in plain JSON. Validated by `loadCodecKeys`.
    */
   AGENTS_KIT_CODEC_KEYS: z.string().min(1).optional(),
   /**
-   * SPEC S3.9: the root capability `agents-kit run` printed (64 hex digits), for commands that act on a
-   * running root (tree, send, interrupt, shutdown, reconcile, resolve, watch's answers). Secret.
+   * How long a stopping worker (SIGTERM, SIGINT) lets its running activities (model calls, tools) finish
+   * before it cancels them, in ms; a cancelled call is retried on another worker. Unset: 20 s for
+   * `agents-kit worker` (`defaultShutdownGraceMs`), 0 for `agents-kit dev`. Keep it below the time your
+   * orchestrator gives a stopping process (Kubernetes: 30 s by default).
    */
+  AGENTS_KIT_SHUTDOWN_GRACE_MS: wholeNumber(0, 3_600_000, ' of milliseconds').optional(),
   /**
    * SPEC S11.1: the worker's MCP servers, JSON: `{"name": {"command": "…", "args": […], "env": {…},
    * "cwd": "…"}}` (stdio) or `{"name": {"url": "https://…", "headers": {…}}}` (streamable HTTP), each
@@ -57,6 +61,10 @@ export const EnvironmentConfig = z.object({
    * {@link loadMcpServers}.
    */
   AGENTS_KIT_MCP_SERVERS: z.string().min(1).max(maxMcpServersJson).optional(),
+  /**
+   * SPEC S3.9: the root capability `agents-kit run` printed (64 hex digits), for commands that act on a
+   * running root (tree, send, interrupt, shutdown, reconcile, resolve, watch's answers). Secret.
+   */
   AGENTS_KIT_CAPABILITY: z
     .string()
     .regex(/^[0-9a-f]{64}$/, 'expected the 64 hex digits of a root capability')

@@ -65,6 +65,13 @@ export const prebuiltUntracedWorkflowBundlePath: string | undefined = prebuilt('
 
 export { defaultMaxCachedWorkflows };
 
+/**
+ * How long a stopping worker lets its running activities finish before cancelling them, unless told
+ * otherwise (Temporal's own default is 0: a deploy would cut off every model call in flight, to be
+ * paid for again on another worker). Below the 30 s Kubernetes gives a stopping pod by default.
+ */
+export const defaultShutdownGraceMs = 20_000;
+
 /** What {@link createAgentWorker} takes. */
 export interface AgentWorkerOptions {
   connection: NativeConnection;
@@ -90,6 +97,12 @@ export interface AgentWorkerOptions {
    * `tracingFromEnvironment()`); untraced when omitted. Shut it down after the worker stops.
    */
   tracing?: Tracing | undefined;
+  /**
+   * Once the worker is told to stop (`worker.shutdown()`, SIGTERM, SIGINT), how long its running
+   * activities (model calls, tools) may take to finish, in ms; then they are cancelled and retried on
+   * another worker. Default {@link defaultShutdownGraceMs}. The worker stops polling at once either way.
+   */
+  shutdownGraceMs?: number | undefined;
   /** Any other Temporal `WorkerOptions` (interceptors, tuning, …). */
   extra?: Partial<WorkerOptions> | undefined;
 }
@@ -118,6 +131,15 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
   if (connection !== undefined && !(connection instanceof NativeConnection)) {
     throw connectionRefused(connection);
   }
+  const grace = options.shutdownGraceMs ?? defaultShutdownGraceMs;
+  if (!Number.isSafeInteger(grace) || grace < 0) {
+    throw KitError.protocol(
+      `createAgentWorker: shutdownGraceMs must be a whole number ≥ 0, not ${String(grace)}`,
+      {
+        fields: ['shutdownGraceMs'],
+      },
+    );
+  }
   const traced = options.tracing !== undefined;
   const workflows = options.workflows ?? defaultWorkflowSource(traced);
   return Worker.create({
@@ -133,6 +155,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // Heartbeats carry interrupts to running tools: flush them within a second, not the SDK's 30 s.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
+    shutdownGraceTime: grace,
     ...options.extra,
     // Bundled at start, the workflows of a traced worker get the tracing interceptors (a prebuilt
     // bundle has them built in, or not).

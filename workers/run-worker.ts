@@ -10,7 +10,7 @@ import { loadMcpServers, type EnvironmentConfig } from './config';
 import { createKeylessCodec } from '../client/encryption-codec';
 import { tracingFromEnvironment } from '../client/tracing';
 import { configuredCodec, connectWorker } from './connect';
-import { createAgentWorker, type WorkflowSource } from './create-worker';
+import { createAgentWorker, defaultShutdownGraceMs, type WorkflowSource } from './create-worker';
 
 /** What a worker process runs with. */
 export interface RunWorkerOptions {
@@ -19,17 +19,34 @@ export interface RunWorkerOptions {
   workflows?: WorkflowSource | undefined;
   /** Called once the worker polls its task queue. */
   onReady?: ((worker: Worker) => void) | undefined;
+  /** The grace when `AGENTS_KIT_SHUTDOWN_GRACE_MS` is unset (default {@link defaultShutdownGraceMs}). */
+  shutdownGraceMs?: number | undefined;
+  /** Called when a signal stops the worker, with the grace its running activities get. */
+  onStopping?: ((graceMs: number) => void) | undefined;
 }
+
+/** What a worker says when a signal stops it. */
+export const stoppingNote = (graceMs: number): string =>
+  graceMs > 0
+    ? `stopping: no new tasks; running model calls and tools get up to ${graceMs / 1000} s to finish (AGENTS_KIT_SHUTDOWN_GRACE_MS), then are cancelled and retried elsewhere…`
+    : 'stopping: no new tasks; running model calls and tools are cancelled and retried elsewhere (AGENTS_KIT_SHUTDOWN_GRACE_MS=0)…';
+
+/** The signals on which Temporal's Runtime shuts workers down, as a deploy or Ctrl-C sends them. */
+const stopSignals = ['SIGTERM', 'SIGINT'] as const;
 
 /**
  * Runs one agents-kit worker on the configured Temporal and task queue until it is shut down.
- * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM (in-flight tasks finish first), and then
- * this resolves; the connection and the MCP servers' connections (stdio servers stopped) are closed
- * either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are encrypted (SPEC S3.9); with
+ * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM: it stops polling, finishes the workflow tasks
+ * it holds and gives running activities `AGENTS_KIT_SHUTDOWN_GRACE_MS` (else `shutdownGraceMs`, else
+ * {@link defaultShutdownGraceMs}) before cancelling them; then this resolves. The connection and the
+ * MCP servers' connections (stdio servers stopped) are closed either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are encrypted (SPEC S3.9); with
  * `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) set, the tree's spans are exported over
  * OTLP (SPEC S11.2), flushed when the worker stops.
  */
-export async function runWorker({ config, workflows, onReady }: RunWorkerOptions): Promise<void> {
+export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  const { config, workflows, onReady, onStopping } = options;
+  const shutdownGraceMs =
+    config.AGENTS_KIT_SHUTDOWN_GRACE_MS ?? options.shutdownGraceMs ?? defaultShutdownGraceMs;
   // The model configuration is validated before anything connects (SPEC S8.3).
   const model = createModelProvider(loadModelConfig());
   const prices = loadModelPrices();
@@ -40,6 +57,8 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
   const connection = await connectWorker(config);
   // SPEC S11.1: one pool of MCP connections per worker, opened on first use, closed when it stops.
   const mcp = Object.keys(mcpServers).length > 0 ? createMcpTools(mcpServers) : undefined;
+  const stopping = () => onStopping?.(shutdownGraceMs);
+  for (const signal of stopSignals) process.once(signal, stopping);
   try {
     const worker = await createAgentWorker({
       connection,
@@ -50,10 +69,12 @@ export async function runWorker({ config, workflows, onReady }: RunWorkerOptions
       ...(workflows ? { workflows } : {}),
       codec,
       tracing,
+      shutdownGraceMs,
     });
     onReady?.(worker);
     await worker.run();
   } finally {
+    for (const signal of stopSignals) process.off(signal, stopping);
     await mcp?.close();
     await connection.close();
     await tracing?.shutdown();

@@ -1,5 +1,5 @@
 import { loadConfig } from './config';
-import { runWorker } from './run-worker';
+import { runWorker, stoppingNote } from './run-worker';
 
 /** `npm run worker`: one agents-kit worker on the configured task queue, until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -10,6 +10,7 @@ async function main(): Promise<void> {
       console.error(
         `[agents-kit] worker on ${config.TEMPORAL_ADDRESS}, task queue ${config.AGENTS_KIT_TASK_QUEUE}`,
       ),
+    onStopping: (graceMs) => console.error(`[agents-kit] ${stoppingNote(graceMs)}`),
   });
 }
 

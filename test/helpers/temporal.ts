@@ -77,6 +77,8 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
         taskQueue,
         activities: activities ?? createActivities(),
         workflows: { workflowBundle: { codePath: workflowBundlePath() } },
+        // A suite's end cancels what is still running (a tool a test left blocked) instead of waiting for it.
+        shutdownGraceMs: 0,
       });
       running.push({ worker, done: worker.run() });
       return worker;

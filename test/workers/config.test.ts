@@ -24,6 +24,8 @@ test('defaults apply when nothing is set, and empty values count as unset', () =
     AGENTS_KIT_MAX_CACHED_WORKFLOWS: 1000,
   });
   expect(loadConfig({ AGENTS_KIT_MAX_CACHED_WORKFLOWS: '120' }).AGENTS_KIT_MAX_CACHED_WORKFLOWS).toBe(120);
+  expect(loadConfig({ AGENTS_KIT_SHUTDOWN_GRACE_MS: '0' }).AGENTS_KIT_SHUTDOWN_GRACE_MS).toBe(0);
+  expect(loadConfig({}).AGENTS_KIT_SHUTDOWN_GRACE_MS).toBeUndefined();
 });
 
 test('a full Temporal Cloud style configuration is accepted', () => {
@@ -56,6 +58,11 @@ test.each<[string, Record<string, string>, RegExp]>([
     'AGENTS_KIT_MAX_CACHED_WORKFLOWS',
     { AGENTS_KIT_MAX_CACHED_WORKFLOWS: value },
     /AGENTS_KIT_MAX_CACHED_WORKFLOWS: expected a whole number/,
+  ]),
+  ...['soon', '-1', '0.5', '3600001'].map((value): [string, Record<string, string>, RegExp] => [
+    'AGENTS_KIT_SHUTDOWN_GRACE_MS',
+    { AGENTS_KIT_SHUTDOWN_GRACE_MS: value },
+    /AGENTS_KIT_SHUTDOWN_GRACE_MS: expected a whole number of milliseconds from 0 to 3600000/,
   ]),
 ])('a bad %s is a Protocol error naming it', (variable, environment, message) => {
   const error = protocolError(() => loadConfig(environment));

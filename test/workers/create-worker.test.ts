@@ -46,3 +46,20 @@ test('a @temporalio/client Connection, null or a string is refused as not a Nati
   expect((await refusal(null)).message).toMatch(/the connection is null, not a NativeConnection/);
   expect((await refusal('127.0.0.1:7233')).message).toMatch(/is a String, not a NativeConnection/);
 });
+
+test('a shutdown grace that is not a whole number of milliseconds ≥ 0 is refused before anything starts', async () => {
+  for (const shutdownGraceMs of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    const outcome: unknown = await createAgentWorker({
+      connection: undefined as unknown as NativeConnection,
+      taskQueue: 'create-worker-grace',
+      shutdownGraceMs,
+    }).then(
+      () => 'created',
+      (error: unknown) => error,
+    );
+    expect(KitError.is(outcome) && outcome.kind).toBe('Protocol');
+    expect((outcome as KitError).message).toMatch(
+      `createAgentWorker: shutdownGraceMs must be a whole number ≥ 0, not ${String(shutdownGraceMs)}`,
+    );
+  }
+});

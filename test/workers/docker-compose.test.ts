@@ -29,6 +29,17 @@ test('it brings up PostgreSQL, Temporal on PostgreSQL, the Web UI, the attribute
   });
 });
 
+test("a stopping worker's running activities get their grace before Docker kills the process", () => {
+  const worker = compose.services.worker as Service & { stop_grace_period?: string };
+  const stopGraceMs = Number(/^(\d+)s$/.exec(worker.stop_grace_period ?? '')?.[1]) * 1000;
+  const grace = /^\$\{AGENTS_KIT_SHUTDOWN_GRACE_MS:-(\d+)\}$/.exec(
+    String(worker.environment?.AGENTS_KIT_SHUTDOWN_GRACE_MS),
+  );
+  expect(grace).not.toBeNull();
+  // Time left after the grace for the cancelled activities to report back and the worker to exit.
+  expect(Number(grace![1]) + 10_000).toBeLessThanOrEqual(stopGraceMs);
+});
+
 test('every file it references exists: build contexts, Dockerfiles, mounted config and scripts', () => {
   const referenced: string[] = [];
   for (const service of Object.values(services)) {

@@ -41,7 +41,7 @@ export function workerCommand(output: CliOutput): Command {
         `starting a worker on ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})…`,
       );
       await installWorkerRuntime();
-      const { runWorker } = await import('../../run-worker');
+      const { runWorker, stoppingNote } = await import('../../run-worker');
       await runWorker({
         config,
         workflows: workflowSource(options.workflowBundle),
@@ -49,6 +49,7 @@ export function workerCommand(output: CliOutput): Command {
           output.note(`worker polling task queue ${config.AGENTS_KIT_TASK_QUEUE}; stop with Ctrl-C`);
           if (options.json) output.json({ event: 'worker-ready', taskQueue: config.AGENTS_KIT_TASK_QUEUE });
         },
+        onStopping: (graceMs) => output.note(stoppingNote(graceMs)),
       });
       output.note('worker stopped');
     });

@@ -1,0 +1,115 @@
+// A deploy stops a worker (SIGTERM) in the middle of a streamed model call. With the default grace the
+// call finishes on the stopping worker: the provider is asked once and never cut off, the turn ends
+// with the whole text on its first attempt, and the worker exits 0. With AGENTS_KIT_SHUTDOWN_GRACE_MS=0
+// (what every worker did before the grace existed) the call is cancelled at once: the provider sees its
+// request cut off and another worker asks again, a second bill for the same call.
+import { hostname } from 'node:os';
+import { createActivities } from '../../activities';
+import { startCli, untilOutput, type CliProcess } from '../helpers/cli';
+import { providerFor, startOpenAIServer } from '../helpers/openai-server';
+import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import {
+  connectTestTemporal,
+  uniqueTaskQueue,
+  workflowBundlePath,
+  type TestTemporal,
+} from '../helpers/temporal';
+
+let temporal: TestTemporal;
+beforeAll(async () => {
+  temporal = await connectTestTemporal();
+});
+afterAll(async () => temporal?.close());
+
+/** Sixty words streamed one per 100 ms: a call of about six seconds. */
+const longText = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
+
+/** The model activity's start and end in the root's history (its last attempt, as Temporal records it). */
+async function modelCallOf(rootId: string) {
+  const { events } = await temporal.client.workflow.getHandle(rootId).fetchHistory();
+  const scheduled = (events ?? []).filter(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+  );
+  const started = (events ?? []).filter((event) => event.activityTaskStartedEventAttributes);
+  const completed = (events ?? []).filter((event) => event.activityTaskCompletedEventAttributes);
+  return {
+    scheduled: scheduled.length,
+    attempts: started.map((event) => event.activityTaskStartedEventAttributes!.attempt),
+    identities: started.map((event) => event.activityTaskStartedEventAttributes!.identity),
+    completed: completed.length,
+  };
+}
+
+/**
+ * Starts `agents-kit worker` against a streaming model server, starts a model turn on it, and SIGTERMs
+ * it once the model call is under way; then a second worker (this process) takes over the queue.
+ */
+async function stopMidCall(graceEnv: Record<string, string>) {
+  const server = await startOpenAIServer(() => ({ text: longText, tokens: 40, chunkDelayMs: 100 }));
+  const taskQueue = uniqueTaskQueue('drain');
+  const stopping: CliProcess = startCli(['worker', '--workflow-bundle', workflowBundlePath()], {
+    TEMPORAL_ADDRESS: temporal.address,
+    AGENTS_KIT_TASK_QUEUE: taskQueue,
+    AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
+    AGENTS_KIT_MODEL: 'test-model',
+    AGENTS_KIT_MODEL_BASE_URL: server.url,
+    ...graceEnv,
+  });
+  try {
+    await untilOutput(stopping, new RegExp(`worker polling task queue ${taskQueue}`));
+    const service = await attachRun(temporal.client, taskQueue, {
+      root: { task: 'say sixty words', name: 'root', kernel: { type: 'model' } },
+    });
+    await eventually(
+      async () => server.requests.length,
+      (count) => count === 1,
+      'the model call to reach the server',
+    );
+    // Half a second into the stream, most of it still to come.
+    await new Promise((done) => setTimeout(done, 500));
+    const signalledAt = Date.now();
+    stopping.kill('SIGTERM');
+    await temporal.startWorker({
+      taskQueue,
+      activities: createActivities({ model: providerFor(server.url) }),
+    });
+    const exit = await stopping.done;
+    const root = await untilTurns(service, service.rootThreadId, 1, 90_000);
+    return {
+      exit,
+      stoppedAfterMs: Date.now() - signalledAt,
+      root,
+      requests: server.requests.map((request) => ({ aborted: request.aborted })),
+      call: await modelCallOf(service.rootThreadId),
+    };
+  } finally {
+    if (stopping.exitCode === null) stopping.kill('SIGKILL');
+    await server.close();
+  }
+}
+
+/** The identity of the worker this process runs (Temporal's default, `pid@host`). */
+const thisWorker = `${process.pid}@${hostname()}`;
+
+test('by default a stopping worker lets the model call it is streaming finish, then exits', async () => {
+  const { exit, root, requests, call } = await stopMidCall({});
+  // Asked once, answered in full, on the first attempt of the stopping worker.
+  expect(requests).toEqual([{ aborted: false }]);
+  expect(root.latestTurn).toMatchObject({ status: 'completed', result: longText });
+  expect(call).toMatchObject({ scheduled: 1, attempts: [1], completed: 1 });
+  expect(call.identities).not.toContain(thisWorker);
+  expect(exit.code).toBe(0);
+  expect(exit.stderr).toContain(
+    'stopping: no new tasks; running model calls and tools get up to 20 s to finish (AGENTS_KIT_SHUTDOWN_GRACE_MS)',
+  );
+  expect(exit.stderr).toContain('worker stopped');
+}, 180_000);
+
+test('with AGENTS_KIT_SHUTDOWN_GRACE_MS=0 the call is cut off and asked again on another worker', async () => {
+  const { exit, root, requests, call } = await stopMidCall({ AGENTS_KIT_SHUTDOWN_GRACE_MS: '0' });
+  expect(exit.code).toBe(0);
+  expect(exit.stderr).toContain('running model calls and tools are cancelled and retried elsewhere');
+  expect(requests).toEqual([{ aborted: true }, { aborted: false }]);
+  expect(root.latestTurn).toMatchObject({ status: 'completed', result: longText });
+  expect(call).toMatchObject({ scheduled: 1, attempts: [2], completed: 1, identities: [thisWorker] });
+}, 180_000);
