@@ -111,8 +111,8 @@ export function kitErrorFromFailure(error: unknown): KitError | undefined {
 /** Turns a zod failure into a Protocol KitError whose message names each offending field. */
 export function protocolErrorFromZod(what: string, error: z.ZodError): KitError {
   const problems = error.issues.map((issue) => {
-    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : '(value)';
-    return `${field}: ${issue.message}`;
+    // An issue with the value as a whole (wrong type, unknown keys) names no field of its own.
+    return issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message;
   });
   return new KitError(ErrorKind.Protocol, `invalid ${what}: ${problems.join('; ')}`, {
     fields: error.issues.map((issue) => issue.path.map(String).join('.')),
@@ -126,8 +126,11 @@ export function parseInput<Schema extends z.ZodType>(
   what: string,
 ): z.output<Schema> {
   const result = schema.safeParse(value);
-  if (!result.success) throw protocolErrorFromZod(what, result.error);
-  return result.data;
+  if (result.success) return result.data;
+  // Nothing where something is required: say so, rather than "expected object, received undefined".
+  if (value === undefined)
+    throw new KitError(ErrorKind.Protocol, `invalid ${what}: missing`, { fields: [''] });
+  throw protocolErrorFromZod(what, result.error);
 }
 
 const AnyObject = z.looseObject({});

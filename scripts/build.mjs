@@ -6,10 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { portableSourceMap } from './portable-source-map.mjs';
 
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(projectRoot, 'package.json'));
 const dist = join(projectRoot, 'dist');
 const log = (line) => process.stderr.write(`[agents-kit] ${line}\n`);
@@ -61,7 +62,7 @@ for (const [file, options] of [
 ]) {
   log(`bundling the workflow code: dist/${file}`);
   const bundle = await bundleWorkflowCode({ ...options, logger: quiet });
-  writeFileSync(join(next, file), bundle.code);
+  writeFileSync(join(next, file), portableSourceMap(bundle.code, { projectRoot, buildDir: next }));
 }
 rmSync(dist, { recursive: true, force: true });
 renameSync(next, dist);

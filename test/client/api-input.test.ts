@@ -93,6 +93,16 @@ test('attach refuses options the root run would refuse, naming each, before star
     );
 });
 
+test('a missing or mistyped part of the attach options is named plainly', async () => {
+  const { grant: _grant, ...withoutGrant } = goodAttach;
+  expect(await refusal(() => ThreadService.attach(client, any(withoutGrant)))).toBe(
+    'Protocol: invalid grant: missing',
+  );
+  expect(await refusal(() => ThreadService.attach(client, { ...goodAttach, grant: any('o') }))).toBe(
+    'Protocol: invalid grant: Invalid input: expected object, received string',
+  );
+});
+
 test('a stream cursor of the right JSON but the wrong shape is refused as not a cursor', async () => {
   const signal = new AbortController().signal;
   for (const after of [
