@@ -12,6 +12,7 @@ import { LiveOutputSink } from './live-output-sink';
 import { TranscriptCache } from './transcript-cache';
 import { callLanguageModel, type ToolSpec } from './model-call';
 import { costOf, priceOf, type ModelPrices } from './model-prices';
+import { ModelMetrics } from './model-metrics';
 import type { ModelProvider } from './providers';
 import type { McpTool, McpTools } from './mcp-tools';
 import type { ToolDefinition } from './tools';
@@ -115,6 +116,10 @@ export function createModelActivities(dependencies: {
       );
       for (const candidate of allowed) offered.set(candidate.name, userSpecs.get(candidate.name)!);
       const context = Context.current();
+      const modelId = input.model ?? provider.defaultModel;
+      const model = `${provider.name}:${modelId}`;
+      const metrics = new ModelMetrics(context.metricMeter);
+      const started = Date.now();
       // Heartbeats carry cancellation (an interrupt) to this activity while the provider thinks.
       const heartbeat = setInterval(() => context.heartbeat(), 1000);
       const sink = input.live ? liveSink(input.live) : undefined;
@@ -135,7 +140,6 @@ export function createModelActivities(dependencies: {
             inputSchema: tool.inputSchema,
           });
         }
-        const modelId = input.model ?? provider.defaultModel;
         const answer = await callLanguageModel(provider.model(modelId), {
           system: input.system,
           transcript: await transcripts.whole(input, () => context.client),
@@ -144,7 +148,7 @@ export function createModelActivities(dependencies: {
           ...(sink ? { onText: (delta: string) => sink.push(delta) } : {}),
           maxOutputTokens: input.maxOutputTokens,
         });
-        const model = `${provider.name}:${modelId}`;
+        metrics.record(model, 'completed', Date.now() - started, answer.usage);
         await sink?.finish('finished');
         return {
           text: answer.text,
@@ -165,7 +169,9 @@ export function createModelActivities(dependencies: {
           scripted: provider.scripted,
         };
       } catch (error) {
-        await sink?.finish(context.cancellationSignal.aborted ? 'interrupted' : 'failed');
+        const aborted = context.cancellationSignal.aborted;
+        metrics.record(model, aborted ? 'interrupted' : 'failed', Date.now() - started);
+        await sink?.finish(aborted ? 'interrupted' : 'failed');
         if (context.cancellationSignal.aborted) throw error;
         throw providerFailure(error);
       } finally {

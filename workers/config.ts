@@ -55,6 +55,11 @@ export const EnvironmentConfig = z.object({
    */
   AGENTS_KIT_SHUTDOWN_GRACE_MS: wholeNumber(0, 3_600_000, ' of milliseconds').optional(),
   /**
+   * `host:port` where a worker serves Prometheus metrics (`/metrics`): Temporal's worker metrics and
+   * agents-kit's model calls, tokens and latencies. Unset: no metrics endpoint.
+   */
+  AGENTS_KIT_METRICS_ADDRESS: address.optional(),
+  /**
    * SPEC S11.1: the worker's MCP servers, JSON: `{"name": {"command": "…", "args": […], "env": {…},
    * "cwd": "…"}}` (stdio) or `{"name": {"url": "https://…", "headers": {…}}}` (streamable HTTP), each
    * with optional `needsApproval`, `approvalTools`, `timeoutMs`, `connectTimeoutMs`. Validated by

@@ -1,9 +1,11 @@
 import { loadConfig } from './config';
 import { runWorker, stoppingNote } from './run-worker';
+import { installWorkerRuntime } from './runtime';
 
 /** `npm run worker`: one agents-kit worker on the configured task queue, until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  await installWorkerRuntime(config);
   await runWorker({
     config,
     onReady: () =>

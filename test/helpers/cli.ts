@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from './paths';
+import { workflowBundlePath } from './temporal';
 
 /** What a finished CLI process left behind. */
 export interface CliResult {
@@ -67,4 +68,24 @@ export async function untilOutput(child: CliProcess, pattern: RegExp, timeoutMs 
     }
     await new Promise((done) => setTimeout(done, 100));
   }
+}
+
+/**
+ * `agents-kit worker` (the suite's prebuilt bundle) on `taskQueue`, its model a real OpenAI-compatible
+ * server at `modelUrl` (test/helpers/openai-server.ts), with more environment from `env`.
+ */
+export function startModelWorker(
+  address: string,
+  taskQueue: string,
+  modelUrl: string,
+  env: Record<string, string> = {},
+): CliProcess {
+  return startCli(['worker', '--workflow-bundle', workflowBundlePath()], {
+    TEMPORAL_ADDRESS: address,
+    AGENTS_KIT_TASK_QUEUE: taskQueue,
+    AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
+    AGENTS_KIT_MODEL: 'test-model',
+    AGENTS_KIT_MODEL_BASE_URL: modelUrl,
+    ...env,
+  });
 }

@@ -92,6 +92,16 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
   };
 }
 
+/** A suite's connection to the test server without a worker of its own, made before its tests and closed after. */
+export function suiteTemporal(): () => TestTemporal {
+  let temporal: TestTemporal | undefined;
+  beforeAll(async () => {
+    temporal = await connectTestTemporal();
+  });
+  afterAll(async () => temporal?.close());
+  return () => temporal!;
+}
+
 /**
  * A suite's connection and worker on its own task queue (`label`), made before its tests and closed
  * after them; the workflows its tests push to `started` are terminated first. `connected` receives the

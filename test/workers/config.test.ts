@@ -59,6 +59,11 @@ test.each<[string, Record<string, string>, RegExp]>([
     { AGENTS_KIT_MAX_CACHED_WORKFLOWS: value },
     /AGENTS_KIT_MAX_CACHED_WORKFLOWS: expected a whole number/,
   ]),
+  [
+    'AGENTS_KIT_METRICS_ADDRESS',
+    { AGENTS_KIT_METRICS_ADDRESS: '9464' },
+    /AGENTS_KIT_METRICS_ADDRESS: expected host:port/,
+  ],
   ...['soon', '-1', '0.5', '3600001'].map((value): [string, Record<string, string>, RegExp] => [
     'AGENTS_KIT_SHUTDOWN_GRACE_MS',
     { AGENTS_KIT_SHUTDOWN_GRACE_MS: value },

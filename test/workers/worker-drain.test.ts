@@ -5,28 +5,19 @@
 // request cut off and another worker asks again, a second bill for the same call.
 import { hostname } from 'node:os';
 import { createActivities } from '../../activities';
-import { startCli, untilOutput, type CliProcess } from '../helpers/cli';
+import { startModelWorker, untilOutput } from '../helpers/cli';
 import { providerFor, startOpenAIServer } from '../helpers/openai-server';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
-import {
-  connectTestTemporal,
-  uniqueTaskQueue,
-  workflowBundlePath,
-  type TestTemporal,
-} from '../helpers/temporal';
+import { suiteTemporal, uniqueTaskQueue } from '../helpers/temporal';
 
-let temporal: TestTemporal;
-beforeAll(async () => {
-  temporal = await connectTestTemporal();
-});
-afterAll(async () => temporal?.close());
+const temporal = suiteTemporal();
 
 /** Sixty words streamed one per 100 ms: a call of about six seconds. */
 const longText = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
 
 /** The model activity's start and end in the root's history (its last attempt, as Temporal records it). */
 async function modelCallOf(rootId: string) {
-  const { events } = await temporal.client.workflow.getHandle(rootId).fetchHistory();
+  const { events } = await temporal().client.workflow.getHandle(rootId).fetchHistory();
   const scheduled = (events ?? []).filter(
     (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
   );
@@ -47,17 +38,10 @@ async function modelCallOf(rootId: string) {
 async function stopMidCall(graceEnv: Record<string, string>) {
   const server = await startOpenAIServer(() => ({ text: longText, tokens: 40, chunkDelayMs: 100 }));
   const taskQueue = uniqueTaskQueue('drain');
-  const stopping: CliProcess = startCli(['worker', '--workflow-bundle', workflowBundlePath()], {
-    TEMPORAL_ADDRESS: temporal.address,
-    AGENTS_KIT_TASK_QUEUE: taskQueue,
-    AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
-    AGENTS_KIT_MODEL: 'test-model',
-    AGENTS_KIT_MODEL_BASE_URL: server.url,
-    ...graceEnv,
-  });
+  const stopping = startModelWorker(temporal().address, taskQueue, server.url, graceEnv);
   try {
     await untilOutput(stopping, new RegExp(`worker polling task queue ${taskQueue}`));
-    const service = await attachRun(temporal.client, taskQueue, {
+    const service = await attachRun(temporal().client, taskQueue, {
       root: { task: 'say sixty words', name: 'root', kernel: { type: 'model' } },
     });
     await eventually(
@@ -69,7 +53,7 @@ async function stopMidCall(graceEnv: Record<string, string>) {
     await new Promise((done) => setTimeout(done, 500));
     const signalledAt = Date.now();
     stopping.kill('SIGTERM');
-    await temporal.startWorker({
+    await temporal().startWorker({
       taskQueue,
       activities: createActivities({ model: providerFor(server.url) }),
     });

@@ -5,7 +5,8 @@ import { searchAttributeRegistrations } from '../../../domain/search-attributes'
 import { startDevServer, defaultDataDir } from '../../dev-server';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions } from '../options';
-import { installWorkerRuntime, WorkflowBundleOption, workflowBundleOption, workflowSource } from './worker';
+import { installWorkerRuntime } from '../../runtime';
+import { WorkflowBundleOption, workflowBundleOption, workflowSource } from './worker';
 
 const DevOptions = ConnectionOptions.omit({ address: true })
   .merge(WorkflowBundleOption)
@@ -52,7 +53,7 @@ export function devCommand(output: CliOutput): Command {
       const uiPort = options.uiPort ?? (options.port + 1000 <= 65_535 ? options.port + 1000 : undefined);
       // Validates the namespace and task queue before anything starts.
       const preflight = configFrom({ namespace: options.namespace, taskQueue: options.taskQueue });
-      await installWorkerRuntime();
+      await installWorkerRuntime(preflight, 'WARN');
       const { runWorker, stoppingNote } = await import('../../run-worker');
       output.note('starting the embedded Temporal dev server…');
       const server = await startDevServer({

@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { WorkflowSource } from '../../create-worker';
+import { installWorkerRuntime } from '../../runtime';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, parseOptions, withConnectionOptions } from '../options';
 
@@ -17,15 +18,6 @@ export const workflowSource = (bundle: string | undefined): WorkflowSource | und
 
 const WorkerOptions = ConnectionOptions.merge(WorkflowBundleOption);
 
-/**
- * Loads the worker SDK and installs its runtime with a logger at WARN (worker logs below are noise for an
- * interactive tool; signals still stop workers gracefully). Only commands that run a worker call this.
- */
-export async function installWorkerRuntime(): Promise<void> {
-  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-}
-
 /** `agents-kit worker`: one worker on the configured Temporal and task queue until SIGINT/SIGTERM. */
 export function workerCommand(output: CliOutput): Command {
   return withConnectionOptions(
@@ -40,13 +32,16 @@ export function workerCommand(output: CliOutput): Command {
       output.note(
         `starting a worker on ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})…`,
       );
-      await installWorkerRuntime();
+      // Worker logs below WARN are noise for an interactive tool; signals still stop workers gracefully.
+      await installWorkerRuntime(config, 'WARN');
       const { runWorker, stoppingNote } = await import('../../run-worker');
       await runWorker({
         config,
         workflows: workflowSource(options.workflowBundle),
         onReady: () => {
           output.note(`worker polling task queue ${config.AGENTS_KIT_TASK_QUEUE}; stop with Ctrl-C`);
+          if (config.AGENTS_KIT_METRICS_ADDRESS)
+            output.note(`metrics at http://${config.AGENTS_KIT_METRICS_ADDRESS}/metrics`);
           if (options.json) output.json({ event: 'worker-ready', taskQueue: config.AGENTS_KIT_TASK_QUEUE });
         },
         onStopping: (graceMs) => output.note(stoppingNote(graceMs)),
