@@ -1,5 +1,6 @@
 import {
   CancelledFailure,
+  NamespaceNotFoundError,
   isGrpcServiceError,
   TerminatedFailure,
   WorkflowFailedError,
@@ -27,6 +28,7 @@ export function toKitError(error: unknown, context?: string): KitError {
       { cause: error },
     );
   }
+  if (error instanceof NamespaceNotFoundError) return namespaceNotFound(error.namespace, error, prefix);
   if (error instanceof WorkflowFailedError) {
     // A run cancelled or terminated from outside has ended for good: nothing to retry (SPEC S2.2).
     const ended =
@@ -59,6 +61,16 @@ export function toKitError(error: unknown, context?: string): KitError {
   }
   return new KitError(ErrorKind.Integration, `${prefix}${message}`, undefined, { cause: error });
 }
+
+/** SPEC S2: the namespace `namespace` does not exist on the server a worker or client talks to. */
+export const namespaceNotFound = (namespace: string, cause?: unknown, prefix = ''): KitError =>
+  new KitError(
+    ErrorKind.NotFound,
+    `${prefix}namespace "${namespace}" does not exist on this Temporal server: create it ` +
+      `(temporal operator namespace create --namespace ${namespace}) or set TEMPORAL_NAMESPACE to one that does`,
+    { namespace },
+    cause === undefined ? undefined : { cause },
+  );
 
 /** Runs a client call, converting whatever it throws with {@link toKitError}. */
 export async function kitCall<Result>(context: string, call: () => Promise<Result>): Promise<Result> {

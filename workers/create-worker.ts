@@ -1,11 +1,11 @@
 import type { PayloadCodec } from '@temporalio/common';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tracing } from '../client/tracing';
-import { KitError } from '../domain/errors';
 import { defaultMaxCachedWorkflows } from './heap-cap';
 import { tracingSinks } from './tracing-sink';
+import { preflight } from './worker-preflight';
 
 /** Where workflow code comes from: the source folder (bundled at start) or a prebuilt bundle. */
 export type WorkflowSource =
@@ -65,12 +65,7 @@ export const prebuiltUntracedWorkflowBundlePath: string | undefined = prebuilt('
 
 export { defaultMaxCachedWorkflows };
 
-/**
- * How long a stopping worker lets its running activities finish before cancelling them, unless told
- * otherwise (Temporal's own default is 0: a deploy would cut off every model call in flight, to be
- * paid for again on another worker). Below the 30 s Kubernetes gives a stopping pod by default.
- */
-export const defaultShutdownGraceMs = 20_000;
+export { defaultShutdownGraceMs } from './worker-preflight';
 
 /** What {@link createAgentWorker} takes. */
 export interface AgentWorkerOptions {
@@ -126,20 +121,7 @@ function defaultWorkflowSource(traced: boolean): WorkflowSource {
  * const worker = await createAgentWorker({ connection, taskQueue: 'agents-kit', activities: createActivities(), codec });
  */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
-  const connection: unknown = options.extra?.connection ?? options.connection;
-  // Temporal's default connection (localhost) when none is given.
-  if (connection !== undefined && !(connection instanceof NativeConnection)) {
-    throw connectionRefused(connection);
-  }
-  const grace = options.shutdownGraceMs ?? defaultShutdownGraceMs;
-  if (!Number.isSafeInteger(grace) || grace < 0) {
-    throw KitError.protocol(
-      `createAgentWorker: shutdownGraceMs must be a whole number ≥ 0, not ${String(grace)}`,
-      {
-        fields: ['shutdownGraceMs'],
-      },
-    );
-  }
+  const { graceMs } = await preflight(options);
   const traced = options.tracing !== undefined;
   const workflows = options.workflows ?? defaultWorkflowSource(traced);
   return Worker.create({
@@ -155,7 +137,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // Heartbeats carry interrupts to running tools: flush them within a second, not the SDK's 30 s.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: grace,
+    shutdownGraceTime: graceMs,
     ...options.extra,
     // Bundled at start, the workflows of a traced worker get the tracing interceptors (a prebuilt
     // bundle has them built in, or not).
@@ -165,36 +147,6 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     sinks: { ...options.extra?.sinks, ...tracingSinks(options.tracing) },
     dataConverter: dataConverterOf(options.extra?.dataConverter, options.codec),
   });
-}
-
-/**
- * A worker runs on the native bridge of the `@temporalio/worker` that agents-kit imports. A connection
- * made by another copy of that package (an app with its own version beside agents-kit's), or not a
- * `NativeConnection` at all, fails deep in `Worker.create` ("failed to downcast …", after it started
- * its workflow threads, which then hold the process open); refused here first, saying why.
- */
-function connectionRefused(connection: unknown): KitError {
-  const kind = (connection as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-  const what =
-    kind === 'NativeConnection'
-      ? 'a NativeConnection of another copy of @temporalio/worker'
-      : `${typeof kind === 'string' ? `a ${kind}` : String(connection)}, not a NativeConnection`;
-  return new KitError(
-    'Protocol',
-    `createAgentWorker: the connection is ${what}; agents-kit runs on @temporalio/worker ` +
-      `${workerVersion()} (its peer dependency): give it a NativeConnection made by that version, ` +
-      'installed in your app, so your app and agents-kit share one copy of the Temporal SDK',
-  );
-}
-
-/** The version of the `@temporalio/worker` this module imports. */
-function workerVersion(): string {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require('@temporalio/worker/package.json') as { version: string }).version;
-  } catch {
-    return 'see agents-kit/package.json';
-  }
 }
 
 /**
