@@ -1,18 +1,17 @@
 import { loadConfig } from './config';
 import { runWorker, stoppingNote } from './run-worker';
 import { installWorkerRuntime } from './runtime';
+import { workerNote } from './worker-logs';
 
 /** `npm run worker`: one agents-kit worker on the configured task queue, until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const note = workerNote(config.AGENTS_KIT_LOG_FORMAT, (text) => console.error(`[agents-kit] ${text}`));
   await installWorkerRuntime(config);
   await runWorker({
     config,
-    onReady: () =>
-      console.error(
-        `[agents-kit] worker on ${config.TEMPORAL_ADDRESS}, task queue ${config.AGENTS_KIT_TASK_QUEUE}`,
-      ),
-    onStopping: (graceMs) => console.error(`[agents-kit] ${stoppingNote(graceMs)}`),
+    onReady: () => note(`worker on ${config.TEMPORAL_ADDRESS}, task queue ${config.AGENTS_KIT_TASK_QUEUE}`),
+    onStopping: (graceMs) => note(stoppingNote(graceMs)),
   });
 }
 

@@ -60,6 +60,12 @@ test.each<[string, Record<string, string>, RegExp]>([
     /AGENTS_KIT_MAX_CACHED_WORKFLOWS: expected a whole number/,
   ]),
   [
+    'AGENTS_KIT_LOG_LEVEL',
+    { AGENTS_KIT_LOG_LEVEL: 'verbose' },
+    /AGENTS_KIT_LOG_LEVEL: expected TRACE, DEBUG/,
+  ],
+  ['AGENTS_KIT_LOG_FORMAT', { AGENTS_KIT_LOG_FORMAT: 'xml' }, /AGENTS_KIT_LOG_FORMAT: expected text or json/],
+  [
     'AGENTS_KIT_METRICS_ADDRESS',
     { AGENTS_KIT_METRICS_ADDRESS: '9464' },
     /AGENTS_KIT_METRICS_ADDRESS: expected host:port/,

@@ -68,7 +68,12 @@ test('both transports, with their defaults; the type follows from command or url
 
 test.each<[string, unknown, RegExp, string]>([
   ['not JSON', '{files:', /^AGENTS_KIT_MCP_SERVERS is not JSON \(.*\): expected \{"name"/, variable],
-  ['not an object', [1], /^invalid AGENTS_KIT_MCP_SERVERS: \(value\): .*expected record/, variable],
+  [
+    'not an object',
+    [1],
+    /^invalid AGENTS_KIT_MCP_SERVERS: Invalid input: expected record, received array$/,
+    variable,
+  ],
   [
     'a server name with __',
     { my__files: { command: 'x' } },

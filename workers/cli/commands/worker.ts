@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { WorkflowSource } from '../../create-worker';
 import { installWorkerRuntime } from '../../runtime';
+import { workerNote } from '../../worker-logs';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, parseOptions, withConnectionOptions } from '../options';
 
@@ -29,9 +30,8 @@ export function workerCommand(output: CliOutput): Command {
     .action(async (raw: unknown) => {
       const options = parseOptions(WorkerOptions, raw, 'worker');
       const config = configFrom(options);
-      output.note(
-        `starting a worker on ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})…`,
-      );
+      const note = workerNote(config.AGENTS_KIT_LOG_FORMAT, output.note);
+      note(`starting a worker on ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})…`);
       // Worker logs below WARN are noise for an interactive tool; signals still stop workers gracefully.
       await installWorkerRuntime(config, 'WARN');
       const { runWorker, stoppingNote } = await import('../../run-worker');
@@ -39,13 +39,13 @@ export function workerCommand(output: CliOutput): Command {
         config,
         workflows: workflowSource(options.workflowBundle),
         onReady: () => {
-          output.note(`worker polling task queue ${config.AGENTS_KIT_TASK_QUEUE}; stop with Ctrl-C`);
+          note(`worker polling task queue ${config.AGENTS_KIT_TASK_QUEUE}; stop with Ctrl-C`);
           if (config.AGENTS_KIT_METRICS_ADDRESS)
-            output.note(`metrics at http://${config.AGENTS_KIT_METRICS_ADDRESS}/metrics`);
+            note(`metrics at http://${config.AGENTS_KIT_METRICS_ADDRESS}/metrics`);
           if (options.json) output.json({ event: 'worker-ready', taskQueue: config.AGENTS_KIT_TASK_QUEUE });
         },
-        onStopping: (graceMs) => output.note(stoppingNote(graceMs)),
+        onStopping: (graceMs) => note(stoppingNote(graceMs)),
       });
-      output.note('worker stopped');
+      note('worker stopped');
     });
 }
