@@ -59,13 +59,19 @@ export const EnvironmentConfig = z.object({
    * agents-kit's model calls, tokens and latencies. Unset: no metrics endpoint.
    */
   AGENTS_KIT_METRICS_ADDRESS: address.optional(),
-  /** A worker's log level (Temporal's and the SDK's native side's); unset: WARN for `agents-kit worker`, INFO for `npm run worker`. */
+  /**
+   * A worker's log level (Temporal's and the SDK's native side's); unset: WARN for `agents-kit worker`,
+   * INFO for `npm run worker`.
+   */
   AGENTS_KIT_LOG_LEVEL: z
     .enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'], {
       error: 'expected TRACE, DEBUG, INFO, WARN or ERROR',
     })
     .optional(),
-  /** `json`: a worker logs one JSON object per line (time, level, message, metadata); `text` (default): Temporal's lines. */
+  /**
+   * `json`: a worker logs one JSON object per line (time, level, message, metadata); `text` (default):
+   * Temporal's lines.
+   */
   AGENTS_KIT_LOG_FORMAT: z.enum(['text', 'json'], { error: 'expected text or json' }).optional(),
   /**
    * SPEC S11.1: the worker's MCP servers, JSON: `{"name": {"command": "…", "args": […], "env": {…},

@@ -39,9 +39,9 @@ const stopSignals = ['SIGTERM', 'SIGINT'] as const;
  * Temporal's Runtime stops it gracefully on SIGINT/SIGTERM: it stops polling, finishes the workflow tasks
  * it holds and gives running activities `AGENTS_KIT_SHUTDOWN_GRACE_MS` (else `shutdownGraceMs`, else
  * {@link defaultShutdownGraceMs}) before cancelling them; then this resolves. The connection and the
- * MCP servers' connections (stdio servers stopped) are closed either way. With `AGENTS_KIT_CODEC_KEYS` set, payloads are encrypted (SPEC S3.9); with
- * `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) set, the tree's spans are exported over
- * OTLP (SPEC S11.2), flushed when the worker stops.
+ * MCP servers' connections (stdio servers stopped) are closed either way. With `AGENTS_KIT_CODEC_KEYS`
+ * set, payloads are encrypted (SPEC S3.9); with `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`)
+ * set, the tree's spans are exported over OTLP (SPEC S11.2), flushed when the worker stops.
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, workflows, onReady, onStopping } = options;

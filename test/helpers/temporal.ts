@@ -92,7 +92,10 @@ export async function connectTestTemporal(): Promise<TestTemporal> {
   };
 }
 
-/** A suite's connection to the test server without a worker of its own, made before its tests and closed after. */
+/**
+ * A suite's connection to the test server without a worker of its own, made before its tests and closed
+ * after.
+ */
 export function suiteTemporal(): () => TestTemporal {
   let temporal: TestTemporal | undefined;
   beforeAll(async () => {
