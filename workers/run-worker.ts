@@ -21,18 +21,54 @@ export interface RunWorkerOptions {
   onReady?: ((worker: Worker) => void) | undefined;
   /** The grace when `AGENTS_KIT_SHUTDOWN_GRACE_MS` is unset (default {@link defaultShutdownGraceMs}). */
   shutdownGraceMs?: number | undefined;
-  /** Called when a signal stops the worker, with the grace its running activities get. */
-  onStopping?: ((graceMs: number) => void) | undefined;
+  /**
+   * Called when a signal stops the worker, with the grace its running activities get; with -1 and the
+   * signal when a second one stops it at once.
+   */
+  onStopping?: ((graceMs: number, forcedBy?: string) => void) | undefined;
 }
 
-/** What a worker says when a signal stops it. */
-export const stoppingNote = (graceMs: number): string =>
-  graceMs > 0
-    ? `stopping: no new tasks; running model calls and tools get up to ${graceMs / 1000} s to finish (AGENTS_KIT_SHUTDOWN_GRACE_MS), then are cancelled and retried elsewhere…`
-    : 'stopping: no new tasks; running model calls and tools are cancelled and retried elsewhere (AGENTS_KIT_SHUTDOWN_GRACE_MS=0)…';
+/** What a worker says when a signal stops it (`graceMs` -1: a second signal, `forcedBy`, stops it now). */
+export const stoppingNote = (graceMs: number, forcedBy?: string): string =>
+  graceMs < 0
+    ? `stopping now (a second ${forcedBy ?? 'signal'}): running model calls and tools are left to time out and be retried elsewhere`
+    : graceMs > 0
+      ? `stopping: no new tasks; running model calls and tools get up to ${graceMs / 1000} s to finish (AGENTS_KIT_SHUTDOWN_GRACE_MS), then are cancelled and retried elsewhere…`
+      : 'stopping: no new tasks; running model calls and tools are cancelled and retried elsewhere (AGENTS_KIT_SHUTDOWN_GRACE_MS=0)…';
 
 /** The signals on which Temporal's Runtime shuts workers down, as a deploy or Ctrl-C sends them. */
 const stopSignals = ['SIGTERM', 'SIGINT'] as const;
+
+/**
+ * How long after a stop signal another one is the same signal delivered twice: a terminal's Ctrl-C (or
+ * anything that signals the process group) reaches both `bin/agents-kit.mjs` and the worker process it
+ * forwards signals to.
+ */
+const sameSignalMs = 2_000;
+
+/**
+ * Listens for stop signals for the worker's whole run. Temporal's Runtime starts the graceful stop at the
+ * first and then stops listening, so without a listener of ours a second signal would kill the process
+ * with Node's default action, mid-drain. The first is noted; a repeat within {@link sameSignalMs} is
+ * ignored; a later one stops the process at once (Ctrl-C again to force), as it says. Returns the
+ * function that stops listening.
+ */
+function listenForStop(onStopping: () => void, onForced: (signal: string) => void): () => void {
+  let firstAt: number | undefined;
+  const listener = (signal: NodeJS.Signals) => {
+    if (firstAt === undefined) {
+      firstAt = Date.now();
+      onStopping();
+    } else if (Date.now() - firstAt >= sameSignalMs) {
+      onForced(signal);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+  };
+  for (const signal of stopSignals) process.on(signal, listener);
+  return () => {
+    for (const signal of stopSignals) process.off(signal, listener);
+  };
+}
 
 /**
  * Runs one agents-kit worker on the configured Temporal and task queue until it is shut down.
@@ -57,8 +93,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const connection = await connectWorker(config);
   // SPEC S11.1: one pool of MCP connections per worker, opened on first use, closed when it stops.
   const mcp = Object.keys(mcpServers).length > 0 ? createMcpTools(mcpServers) : undefined;
-  const stopping = () => onStopping?.(shutdownGraceMs);
-  for (const signal of stopSignals) process.once(signal, stopping);
+  const stopListening = listenForStop(
+    () => onStopping?.(shutdownGraceMs),
+    (signal) => onStopping?.(-1, signal),
+  );
   try {
     const worker = await createAgentWorker({
       connection,
@@ -74,7 +112,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     onReady?.(worker);
     await worker.run();
   } finally {
-    for (const signal of stopSignals) process.off(signal, stopping);
+    stopListening();
     await mcp?.close();
     await connection.close();
     await tracing?.shutdown();

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   await runWorker({
     config,
     onReady: () => note(`worker on ${config.TEMPORAL_ADDRESS}, task queue ${config.AGENTS_KIT_TASK_QUEUE}`),
-    onStopping: (graceMs) => note(stoppingNote(graceMs)),
+    onStopping: (graceMs, forcedBy) => note(stoppingNote(graceMs, forcedBy)),
   });
 }
 

@@ -32,12 +32,20 @@ export function watchProcess(child: ChildProcessWithoutNullStreams): CliProcess 
   return Object.assign(child, { output, done });
 }
 
-/** Starts `agents-kit <args>` as a child process. */
-export function startCli(args: readonly string[], env: Record<string, string | undefined> = {}): CliProcess {
+/**
+ * Starts `agents-kit <args>` as a child process; `detached`: in a process group of its own, which a test
+ * signals as a terminal's Ctrl-C does (`process.kill(-child.pid, 'SIGINT')`).
+ */
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+  { detached = false } = {},
+): CliProcess {
   return watchProcess(
     spawn(process.execPath, [bin, ...args], {
       cwd: projectRoot,
       env: { ...process.env, AGENTS_KIT_TASK_QUEUE: undefined, TEMPORAL_ADDRESS: undefined, ...env },
+      detached,
     }),
   );
 }
@@ -79,13 +87,18 @@ export function startModelWorker(
   taskQueue: string,
   modelUrl: string,
   env: Record<string, string> = {},
+  options: { detached?: boolean } = {},
 ): CliProcess {
-  return startCli(['worker', '--workflow-bundle', workflowBundlePath()], {
-    TEMPORAL_ADDRESS: address,
-    AGENTS_KIT_TASK_QUEUE: taskQueue,
-    AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
-    AGENTS_KIT_MODEL: 'test-model',
-    AGENTS_KIT_MODEL_BASE_URL: modelUrl,
-    ...env,
-  });
+  return startCli(
+    ['worker', '--workflow-bundle', workflowBundlePath()],
+    {
+      TEMPORAL_ADDRESS: address,
+      AGENTS_KIT_TASK_QUEUE: taskQueue,
+      AGENTS_KIT_MODEL_PROVIDER: 'openai-compatible',
+      AGENTS_KIT_MODEL: 'test-model',
+      AGENTS_KIT_MODEL_BASE_URL: modelUrl,
+      ...env,
+    },
+    options,
+  );
 }

@@ -35,10 +35,12 @@ async function modelCallOf(rootId: string) {
  * Starts `agents-kit worker` against a streaming model server, starts a model turn on it, and SIGTERMs
  * it once the model call is under way; then a second worker (this process) takes over the queue.
  */
-async function stopMidCall(graceEnv: Record<string, string>) {
+async function stopMidCall(graceEnv: Record<string, string>, asCtrlC = false) {
   const server = await startOpenAIServer(() => ({ text: longText, tokens: 40, chunkDelayMs: 100 }));
   const taskQueue = uniqueTaskQueue('drain');
-  const stopping = startModelWorker(temporal().address, taskQueue, server.url, graceEnv);
+  const stopping = startModelWorker(temporal().address, taskQueue, server.url, graceEnv, {
+    detached: asCtrlC,
+  });
   try {
     await untilOutput(stopping, new RegExp(`worker polling task queue ${taskQueue}`));
     const service = await attachRun(temporal().client, taskQueue, {
@@ -52,7 +54,10 @@ async function stopMidCall(graceEnv: Record<string, string>) {
     // Half a second into the stream, most of it still to come.
     await new Promise((done) => setTimeout(done, 500));
     const signalledAt = Date.now();
-    stopping.kill('SIGTERM');
+    // A deploy signals the bin alone; Ctrl-C in a terminal signals its whole process group: the bin and
+    // the worker process it runs (which the bin also forwards the signal to).
+    if (asCtrlC) process.kill(-stopping.pid!, 'SIGINT');
+    else stopping.kill('SIGTERM');
     await temporal().startWorker({
       taskQueue,
       activities: createActivities({ model: providerFor(server.url) }),
@@ -67,7 +72,7 @@ async function stopMidCall(graceEnv: Record<string, string>) {
       call: await modelCallOf(service.rootThreadId),
     };
   } finally {
-    if (stopping.exitCode === null) stopping.kill('SIGKILL');
+    if (stopping.exitCode === null) process.kill(asCtrlC ? -stopping.pid! : stopping.pid!, 'SIGKILL');
     await server.close();
   }
 }
@@ -96,4 +101,14 @@ test('with AGENTS_KIT_SHUTDOWN_GRACE_MS=0 the call is cut off and asked again on
   expect(requests).toEqual([{ aborted: true }, { aborted: false }]);
   expect(root.latestTurn).toMatchObject({ status: 'completed', result: longText });
   expect(call).toMatchObject({ scheduled: 1, attempts: [2], completed: 1, identities: [thisWorker] });
+}, 180_000);
+
+test("Ctrl-C (the process group's SIGINT, twice over for the worker process) drains it the same way", async () => {
+  const { exit, root, requests, call } = await stopMidCall({}, true);
+  expect(requests).toEqual([{ aborted: false }]);
+  expect(root.latestTurn).toMatchObject({ status: 'completed', result: longText });
+  expect(call).toMatchObject({ scheduled: 1, attempts: [1], completed: 1 });
+  expect(exit.code).toBe(0);
+  expect(exit.stderr).toContain('worker stopped');
+  expect(exit.stderr).not.toContain('stopping now');
 }, 180_000);

@@ -85,7 +85,7 @@ export function devCommand(output: CliOutput): Command {
           workflows: workflowSource(options.workflowBundle),
           // Ctrl-C on a dev machine stops at once unless AGENTS_KIT_SHUTDOWN_GRACE_MS says otherwise.
           shutdownGraceMs: 0,
-          onStopping: (graceMs) => output.note(stoppingNote(graceMs)),
+          onStopping: (graceMs, forcedBy) => output.note(stoppingNote(graceMs, forcedBy)),
           onReady: () => {
             if (options.json) output.json(ready);
             else {

@@ -44,7 +44,7 @@ export function workerCommand(output: CliOutput): Command {
             note(`metrics at http://${config.AGENTS_KIT_METRICS_ADDRESS}/metrics`);
           if (options.json) output.json({ event: 'worker-ready', taskQueue: config.AGENTS_KIT_TASK_QUEUE });
         },
-        onStopping: (graceMs) => note(stoppingNote(graceMs)),
+        onStopping: (graceMs, forcedBy) => note(stoppingNote(graceMs, forcedBy)),
       });
       note('worker stopped');
     });
