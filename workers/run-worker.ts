@@ -22,19 +22,21 @@ export interface RunWorkerOptions {
   /** The grace when `AGENTS_KIT_SHUTDOWN_GRACE_MS` is unset (default {@link defaultShutdownGraceMs}). */
   shutdownGraceMs?: number | undefined;
   /**
-   * Called when a signal stops the worker, with the grace its running activities get; with -1 and the
-   * signal when a second one stops it at once.
+   * Called with what to tell the operator when a signal stops the worker: the grace its running model
+   * calls and tools get, or, at a second signal, that it stops at once.
    */
-  onStopping?: ((graceMs: number, forcedBy?: string) => void) | undefined;
+  onStopping?: ((note: string) => void) | undefined;
 }
 
-/** What a worker says when a signal stops it (`graceMs` -1: a second signal, `forcedBy`, stops it now). */
-export const stoppingNote = (graceMs: number, forcedBy?: string): string =>
-  graceMs < 0
-    ? `stopping now (a second ${forcedBy ?? 'signal'}): running model calls and tools are left to time out and be retried elsewhere`
-    : graceMs > 0
-      ? `stopping: no new tasks; running model calls and tools get up to ${graceMs / 1000} s to finish (AGENTS_KIT_SHUTDOWN_GRACE_MS), then are cancelled and retried elsewhere…`
-      : 'stopping: no new tasks; running model calls and tools are cancelled and retried elsewhere (AGENTS_KIT_SHUTDOWN_GRACE_MS=0)…';
+/** What a worker says when the first stop signal starts its graceful stop. */
+const stoppingNote = (graceMs: number): string =>
+  graceMs > 0
+    ? `stopping: no new tasks; running model calls and tools get up to ${graceMs / 1000} s to finish (AGENTS_KIT_SHUTDOWN_GRACE_MS), then are cancelled and retried elsewhere…`
+    : 'stopping: no new tasks; running model calls and tools are cancelled and retried elsewhere (AGENTS_KIT_SHUTDOWN_GRACE_MS=0)…';
+
+/** What a worker says when a second stop signal stops it at once. */
+const forcedNote = (signal: string): string =>
+  `stopping now (a second ${signal}): running model calls and tools are left to time out and be retried elsewhere`;
 
 /** The signals on which Temporal's Runtime shuts workers down, as a deploy or Ctrl-C sends them. */
 const stopSignals = ['SIGTERM', 'SIGINT'] as const;
@@ -94,8 +96,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   // SPEC S11.1: one pool of MCP connections per worker, opened on first use, closed when it stops.
   const mcp = Object.keys(mcpServers).length > 0 ? createMcpTools(mcpServers) : undefined;
   const stopListening = listenForStop(
-    () => onStopping?.(shutdownGraceMs),
-    (signal) => onStopping?.(-1, signal),
+    () => onStopping?.(stoppingNote(shutdownGraceMs)),
+    (signal) => onStopping?.(forcedNote(signal)),
   );
   try {
     const worker = await createAgentWorker({

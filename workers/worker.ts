@@ -1,5 +1,5 @@
 import { loadConfig } from './config';
-import { runWorker, stoppingNote } from './run-worker';
+import { runWorker } from './run-worker';
 import { installWorkerRuntime } from './runtime';
 import { workerNote } from './worker-logs';
 
@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   await runWorker({
     config,
     onReady: () => note(`worker on ${config.TEMPORAL_ADDRESS}, task queue ${config.AGENTS_KIT_TASK_QUEUE}`),
-    onStopping: (graceMs, forcedBy) => note(stoppingNote(graceMs, forcedBy)),
+    onStopping: note,
   });
 }
 

@@ -58,6 +58,7 @@ import { CancelRequest } from './cancel-request';
 import { patches } from './patches';
 import { ThreadUsage } from '../domain/usage';
 import { TaskBudget } from './task-budget';
+import { continuingAsNew, signalDropped } from './workflow-metrics';
 
 /**
  * One sub-agent (SPEC S4.9): runs its turns and owns its mailbox, its running turn and its pending
@@ -288,7 +289,12 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       parsed.data.from.threadId !== thread.rootId ||
       capabilityRefusal(input.runKey, thread.rootId, parsed.data.from) !== undefined
     ) {
-      log.warn('dropped a close-thread signal that is not from the root run', { threadId: thread.id });
+      signalDropped(
+        closeThreadSignal.name,
+        parsed.success ? 'unproven' : 'malformed',
+        'dropped a close-thread signal that is not from the root run',
+        { threadId: thread.id },
+      );
       return;
     }
     closedAs = 'cancelled';
@@ -350,6 +356,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
         ...(usage.carried ? { usage: usage.carried } : {}),
       },
     };
+    continuingAsNew();
     return await continueAsNew<typeof agentWorkflow>(carried);
   }
   return await cancel.end(async () => {

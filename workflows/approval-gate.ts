@@ -15,6 +15,7 @@ import type { AgentThread } from '../domain/schemas';
 import type { TurnContext } from './kernel';
 import type { ThreadAuthority } from './thread-authority';
 import type { ThreadConversation } from './thread-conversation';
+import { signalDropped } from './workflow-metrics';
 
 /** Whether a tool declares needsApproval: only the worker knows (a local activity, no task round trip). */
 const { toolNeedsApproval } = proxyLocalActivities<ReturnType<typeof createActivities>>({
@@ -179,7 +180,12 @@ export function registerPolicyPushes(gate: ApprovalGate | undefined, authority: 
       push.data.from.threadId === authority.rootId &&
       capabilityRefusal(authority.runKey, authority.rootId, push.data.from) === undefined;
     if (!proven || !gate) {
-      log.warn('dropped an approval policy that is not from the root run', { threadId: authority.threadId });
+      signalDropped(
+        approvalPolicySignal.name,
+        !push.success ? 'malformed' : proven ? 'refused' : 'unproven',
+        'dropped an approval policy that is not from the root run',
+        { threadId: authority.threadId },
+      );
       return;
     }
     gate.apply(push.data.policy);

@@ -11,6 +11,7 @@ import { jsonBytes } from '../domain/bytes';
 import { ErrorKind, KitError } from '../domain/errors';
 import { controlRequestSignal, controlResponseSignal } from '../domain/messages';
 import type { TaskBudget } from './task-budget';
+import { signalDropped } from './workflow-metrics';
 
 /** How often a request to a workflow that is not there (yet) is sent again: a child being started. */
 const notFoundRetries = [250, 1_000, 2_000];
@@ -51,7 +52,15 @@ export class ControlTransport {
         !this.responses.has(parsed.data.operationId) &&
         capabilityRefusal(this.runKey, this.self().rootId, parsed.data.from) === undefined;
       if (!valid) {
-        log.warn('dropped a control response nobody waits for', { threadId: this.self().threadId });
+        const proven =
+          parsed.success &&
+          capabilityRefusal(this.runKey, this.self().rootId, parsed.data.from) === undefined;
+        signalDropped(
+          controlResponseSignal.name,
+          !parsed.success ? 'malformed' : proven ? 'refused' : 'unproven',
+          'dropped a control response nobody waits for',
+          { threadId: this.self().threadId },
+        );
         return;
       }
       this.responses.set(parsed.data.operationId, parsed.data);

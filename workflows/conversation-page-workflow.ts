@@ -2,6 +2,7 @@ import { condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } f
 import { ConversationPageInput, PageRequest } from '../domain/conversation-pages';
 import { pageDeliveredSignal, pageRequestSignal } from '../domain/conversation-messages';
 import { startFailure, workflowInput } from './workflow-input';
+import { signalDropped } from './workflow-metrics';
 
 /**
  * Holds one page of a conversation's backlog outside the conversation's own state, so the
@@ -21,7 +22,13 @@ export async function conversationPageWorkflow(rawInput: ConversationPageInput):
   setHandler(pageRequestSignal, (raw) => {
     const request = PageRequest.safeParse(raw);
     if (!input.token || (request.success && request.data.token === input.token)) requested = true;
-    else log.warn('dropped a page request without the page token', { pageId: workflowInfo().workflowId });
+    else
+      signalDropped(
+        pageRequestSignal.name,
+        request.success ? 'unproven' : 'malformed',
+        'dropped a page request without the page token',
+        { pageId: workflowInfo().workflowId },
+      );
   });
   await condition(() => requested);
   try {

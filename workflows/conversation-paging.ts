@@ -15,6 +15,7 @@ import { parseInput } from '../domain/errors';
 import { conversationPageWorkflow } from './conversation-page-workflow';
 import { patches } from './patches';
 import { signalQuietly } from './signal-quietly';
+import { dropReasonOf, signalDropped } from './workflow-metrics';
 
 /**
  * A conversation's side of its page workflows (SPEC S5.2, S7.3): starts a page for each page's worth of
@@ -40,9 +41,13 @@ export class ConversationPaging {
       try {
         const delivery = parseInput(PageDelivery, rawDelivery, 'page delivery');
         if (!journal.backlog.pageDelivered(delivery.pageId, delivery.entries, delivery.token))
-          log.warn('page delivery ignored', { pageId: delivery.pageId });
+          signalDropped(pageDeliveredSignal.name, 'refused', 'page delivery ignored', {
+            pageId: delivery.pageId,
+          });
       } catch (error) {
-        log.warn('page delivery dropped', { error: String(error) });
+        signalDropped(pageDeliveredSignal.name, dropReasonOf(error), 'page delivery dropped', {
+          error: String(error),
+        });
       }
     });
   }

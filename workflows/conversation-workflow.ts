@@ -1,12 +1,4 @@
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  log,
-  patched,
-  setHandler,
-  uuid4,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, patched, setHandler } from '@temporalio/workflow';
 import { ConversationJournal } from '../domain/conversation-journal';
 import { ConversationPaging } from './conversation-paging';
 import {
@@ -35,8 +27,7 @@ import {
   SettleInteraction,
 } from '../domain/conversation-schemas';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
-import { newId, relatedId } from '../domain/ids';
-import { auditOf } from '../domain/conversation-audit';
+import { relatedId } from '../domain/ids';
 import { checkUpdateBytes, maxPublishUpdateBytes } from '../domain/answer-bounds';
 import {
   continuationOf,
@@ -53,6 +44,8 @@ import { PollSlots } from './poll-slots';
 import { RunLifetime } from './run-lifetime';
 import { signalQuietly } from './signal-quietly';
 import { checkOwnerlessReader, claimRefused, withheldFrom, type OwnerlessView } from './ownerless-readers';
+import { continuingAsNew, dropReasonOf, signalDropped } from './workflow-metrics';
+import { registerSettlements } from './conversation-settlements';
 
 export { ConversationWorkflowInput } from './conversation-input';
 
@@ -104,7 +97,13 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
       // its receiver must prove itself (SPEC S3.9).
       const holder = journal.snapshot().lease?.receiverId;
       if (holder && readerRefusal(holderProof, 'receive')) journal.release(holder);
-    } else log.warn('dropped a conversation claim', { conversationId: input.conversationId });
+    } else
+      signalDropped(
+        adoptConversationSignal.name,
+        !claim.success ? 'malformed' : owner ? 'refused' : 'unproven',
+        'dropped a conversation claim',
+        { conversationId: input.conversationId },
+      );
   });
   /**
    * SPEC S3.9: a thread's conversation takes notifications and settlements only from that thread, or (the
@@ -191,7 +190,10 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     try {
       await publish(parseInput(PublishRequest, rawRequest, 'publish request'));
     } catch (error) {
-      log.warn('publish dropped', { conversationId: journal.conversationId, error: String(error) });
+      signalDropped(publishSignal.name, dropReasonOf(error), 'publish dropped', {
+        conversationId: journal.conversationId,
+        error: String(error),
+      });
     }
   };
   // Its thread's first notifications came with its start (a signal, an action, less per thread); taken
@@ -310,32 +312,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     },
   );
 
-  setHandler(interactionSettledSignal, async (raw: SettleInteraction) => {
-    try {
-      const settle = parseInput(SettleInteraction.partial({ from: true }), raw, 'interaction-settled');
-      checkSender(settle.from, 'interaction-settled');
-      const before = journal.summary(input.generation).resolvedInteractions;
-      // SPEC S5.9: the mirror this conversation made of its thread's interaction, when the thread leaves it
-      // to this conversation (decided by the signal, in history: the same on replay).
-      const { settleMirror, ...forward } = settle;
-      const fromOwner = owner !== undefined && settle.from?.threadId === owner.threadId;
-      const mirror = settleMirror && fromOwner ? journal.mirrorOf(settle.resolution.requestId) : undefined;
-      journal.settle(settle.resolution);
-      // SPEC S5.10: the answer stays in the record, for later receivers too. Not when its thread's end has
-      // closed the conversation (a settle may arrive after it): the mirror is settled all the same.
-      if (journal.summary(input.generation).resolvedInteractions > before) {
-        const audit = { id: newId('notification', uuid4), createdAt: new Date().toISOString() };
-        try {
-          journal.publish([{ ...audit, body: auditOf(settle.resolution) }]);
-        } catch (error) {
-          log.warn('interaction record not published', { error: String(error) });
-        }
-      }
-      if (mirror) await signalQuietly(mirror, interactionSettledSignal, forward as SettleInteraction);
-    } catch (error) {
-      log.warn('interaction-settled dropped', { error: String(error) });
-    }
-  });
+  registerSettlements({ journal, generation: input.generation, owner: () => owner, checkSender });
 
   const paging = new ConversationPaging(journal);
 
@@ -391,6 +368,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   // Items published by the last handlers leave in pages, not in the snapshot (SPEC S3.10: a spill past
   // a page is admitted only while its pages have room, to be cut here), unless a page cannot be started.
   while (journal.backlog.hasPageToCut() && (await paging.cutPages())) await condition(allHandlersFinished);
+  continuingAsNew();
   return await continueAsNew<typeof conversationWorkflow>(
     continuationOf(input, { owner, ownerEndedAtMs, snapshot: journal.snapshot(), live: live.snapshot() }),
   );

@@ -1,5 +1,6 @@
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, currentUpdateInfo } from '@temporalio/workflow';
 import { ErrorKind, KitError } from '../domain/errors';
+import { updateFailed } from './workflow-metrics';
 
 /**
  * The failure to throw from workflow code for `error`: a KitError becomes an ApplicationFailure typed by
@@ -15,7 +16,23 @@ export function asFailure(error: unknown): ApplicationFailure {
   }).toFailure();
 }
 
-/** Wraps an update handler or validator so that every error it throws crosses the boundary as a KitError. */
+/**
+ * The failure an update's validator or handler answers with, counted in `agents_kit_update_errors`
+ * unless it is the refusal a client retries on the next run while this one continues as new.
+ */
+function updateFailure(error: unknown): ApplicationFailure {
+  const failure = asFailure(error);
+  const retried =
+    error instanceof KitError &&
+    (error.details as { retryAfterContinueAsNew?: boolean } | undefined)?.retryAfterContinueAsNew === true;
+  if (!retried) updateFailed(currentUpdateInfo()?.name, failure);
+  return failure;
+}
+
+/**
+ * Wraps an update handler or validator so that every error it throws crosses the boundary as a KitError
+ * (and is counted, workflows/workflow-metrics.ts).
+ */
 export function guarded<Args extends unknown[], Result>(
   handler: (...args: Args) => Result,
 ): (...args: Args) => Result {
@@ -24,12 +41,12 @@ export function guarded<Args extends unknown[], Result>(
       const result = handler(...args);
       if (result instanceof Promise) {
         return result.catch((error: unknown) => {
-          throw asFailure(error);
+          throw updateFailure(error);
         }) as Result;
       }
       return result;
     } catch (error) {
-      throw asFailure(error);
+      throw updateFailure(error);
     }
   };
 }

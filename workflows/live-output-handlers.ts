@@ -1,4 +1,4 @@
-import { log, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import { liveOutputSignal, watchOutputUpdate } from '../domain/conversation-messages';
 import {
   LiveChunk,
@@ -15,6 +15,7 @@ import { guarded } from './failures';
 import { KeptTimer } from './kept-timer';
 import type { PollSlots } from './poll-slots';
 import type { RunLifetime } from './run-lifetime';
+import { dropReasonOf, signalDropped } from './workflow-metrics';
 
 /** What the conversation lends its live output: who owns it, its checks, its poll slots and lifetime. */
 export interface LiveOutputHost {
@@ -65,7 +66,10 @@ export function registerLiveOutput(host: LiveOutputHost): LiveOutput {
         throw new KitError(ErrorKind.PermissionDenied, 'live-output: only the conversation’s own thread may');
       live.write(chunk);
     } catch (error) {
-      log.warn('live output dropped', { conversationId: host.conversationId, error: String(error) });
+      signalDropped(liveOutputSignal.name, dropReasonOf(error), 'live output dropped', {
+        conversationId: host.conversationId,
+        error: String(error),
+      });
     }
   });
 

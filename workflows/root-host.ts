@@ -30,6 +30,7 @@ import type { ThreadOperations } from './thread-operations';
 import { RootCarry, type CarriedIn } from './root-carry';
 import { OutsideEnds } from './outside-ends';
 import { fittedAnswer } from '../domain/answer-bounds';
+import { threadSpawned } from './workflow-metrics';
 
 /**
  * Performs control operations for a root run (SPEC S4): decisions are made synchronously on the
@@ -353,6 +354,7 @@ export class RootHost {
     const admission = admitting instanceof Promise ? await admitting : admitting;
     const { record, request: admitted } = admission;
     if (!admission.existing) {
+      threadSpawned();
       const { task, name, instructions, model, kernel, history } = admitted;
       this.perform({
         type: 'start',

@@ -3,7 +3,6 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  log,
   patched,
   setCurrentDetails,
   setHandler,
@@ -54,6 +53,7 @@ import { PollSlots } from './poll-slots';
 import { CancelRequest } from './cancel-request';
 import { patches } from './patches';
 import { fittedAnswer, fittedThreads } from '../domain/answer-bounds';
+import { continuingAsNew, signalDropped } from './workflow-metrics';
 
 /**
  * Hosts one root run (SPEC S3.1): the registry, grant, counters, budget and root mailbox live here and
@@ -274,14 +274,25 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   setHandler(controlRequestSignal, (raw) => {
     const request = ControlRequest.safeParse(raw);
     if (request.success && proven(request.data.from)) host.accept(request.data);
-    else log.warn('dropped a control request without a valid proof', { rootId: state.rootId });
+    else
+      signalDropped(
+        controlRequestSignal.name,
+        request.success ? 'unproven' : 'malformed',
+        'dropped a control request without a valid proof',
+        { rootId: state.rootId },
+      );
   });
   setHandler(threadEventSignal, (raw) => {
     const report = ThreadReport.safeParse(raw);
     const valid =
       report.success && proven(report.data.from) && report.data.from.threadId === report.data.event.threadId;
     if (!valid) {
-      log.warn('dropped a thread event without a valid proof of its thread', { rootId: state.rootId });
+      signalDropped(
+        threadEventSignal.name,
+        report.success ? 'unproven' : 'malformed',
+        'dropped a thread event without a valid proof of its thread',
+        { rootId: state.rootId },
+      );
       return;
     }
     const event = report.data.event;
@@ -334,6 +345,7 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
         resolutions: conversation.interactions.snapshot(),
         ...host.carried,
       };
+      continuingAsNew();
       return await continueAsNew<typeof rootRunWorkflow>({
         ...input,
         ...(policy ? { approvalPolicy: policy.policy } : {}),

@@ -1,4 +1,4 @@
-import { log, patched, setHandler, uuid4 } from '@temporalio/workflow';
+import { patched, setHandler, uuid4 } from '@temporalio/workflow';
 import type { Capability } from '../domain/capability';
 import { ControlRequest, type AgentInterruptReceipt } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
@@ -14,6 +14,7 @@ import { isThreadOperation, threadUpdateTypes, type ThreadUpdateType } from '../
 import { registerOperationUpdates, type UpdateBody } from './operation-updates';
 import type { PendingInteractions } from './pending-interactions';
 import { patches } from './patches';
+import { signalDropped } from './workflow-metrics';
 
 /** A thread operation with no case above: a compile error, since the table gave it to threads. */
 const unhandled = (operation: never): never => {
@@ -168,14 +169,23 @@ export class ThreadOperations {
   private accept(raw: unknown, track: (work: Promise<void>) => void): void {
     const parsed = ControlRequest.safeParse(raw);
     if (!parsed.success) {
-      log.warn('dropped a malformed control request', { threadId: this.authority.threadId });
+      signalDropped(controlRequestSignal.name, 'malformed', 'dropped a malformed control request', {
+        threadId: this.authority.threadId,
+      });
       return;
     }
     const request = parsed.data;
     try {
       this.authority.caller(request.from);
     } catch {
-      log.warn('dropped a control request without a valid proof', { threadId: this.authority.threadId });
+      signalDropped(
+        controlRequestSignal.name,
+        'unproven',
+        'dropped a control request without a valid proof',
+        {
+          threadId: this.authority.threadId,
+        },
+      );
       return;
     }
     track(this.transport.respond(request, async () => this.perform(request)));

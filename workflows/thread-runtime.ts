@@ -23,6 +23,7 @@ import type { AgentControls, Kernel } from './kernel';
 import { KeptTimer } from './kept-timer';
 import { tracedTurn } from './traced-turn';
 import type { ThreadConversation } from './thread-conversation';
+import { turnEnded } from './workflow-metrics';
 
 const toolRetry = {
   maximumAttempts: 5,
@@ -131,7 +132,8 @@ export class ThreadLoop {
     this.state.turnRequested = false;
     this.state.idleSince = null;
     const turn = ++this.state.turn;
-    this.ports.turnStarted(turn, new Date().toISOString());
+    const startedAt = Date.now();
+    this.ports.turnStarted(turn, new Date(startedAt).toISOString());
     this.ports.conversation.publish({
       type: 'status',
       event: 'turn-start',
@@ -195,6 +197,7 @@ export class ThreadLoop {
       this.state.memory = fitMemory(this.state.memory);
     }
     this.state.idleSince = this.state.turnRequested ? null : outcome.endedAt;
+    turnEnded(outcome.status, Date.parse(outcome.endedAt) - startedAt, outcome.error?.kind);
     const threadId = this.thread().id;
     if (outcome.result)
       this.ports.conversation.publish({

@@ -54,7 +54,7 @@ export function devCommand(output: CliOutput): Command {
       // Validates the namespace and task queue before anything starts.
       const preflight = configFrom({ namespace: options.namespace, taskQueue: options.taskQueue });
       await installWorkerRuntime(preflight, 'WARN');
-      const { runWorker, stoppingNote } = await import('../../run-worker');
+      const { runWorker } = await import('../../run-worker');
       output.note('starting the embedded Temporal dev server…');
       const server = await startDevServer({
         port: options.port,
@@ -85,7 +85,7 @@ export function devCommand(output: CliOutput): Command {
           workflows: workflowSource(options.workflowBundle),
           // Ctrl-C on a dev machine stops at once unless AGENTS_KIT_SHUTDOWN_GRACE_MS says otherwise.
           shutdownGraceMs: 0,
-          onStopping: (graceMs, forcedBy) => output.note(stoppingNote(graceMs, forcedBy)),
+          onStopping: (text) => output.note(text),
           onReady: () => {
             if (options.json) output.json(ready);
             else {

@@ -34,7 +34,7 @@ export function workerCommand(output: CliOutput): Command {
       note(`starting a worker on ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})…`);
       // Worker logs below WARN are noise for an interactive tool; signals still stop workers gracefully.
       await installWorkerRuntime(config, 'WARN');
-      const { runWorker, stoppingNote } = await import('../../run-worker');
+      const { runWorker } = await import('../../run-worker');
       await runWorker({
         config,
         workflows: workflowSource(options.workflowBundle),
@@ -44,7 +44,7 @@ export function workerCommand(output: CliOutput): Command {
             note(`metrics at http://${config.AGENTS_KIT_METRICS_ADDRESS}/metrics`);
           if (options.json) output.json({ event: 'worker-ready', taskQueue: config.AGENTS_KIT_TASK_QUEUE });
         },
-        onStopping: (graceMs, forcedBy) => note(stoppingNote(graceMs, forcedBy)),
+        onStopping: note,
       });
       note('worker stopped');
     });
