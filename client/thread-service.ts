@@ -94,6 +94,8 @@ export class ThreadService {
   /**
    * SPEC S3.9: the capability of one thread of this run, for a service that acts as that thread (its
    * controls: `new ThreadControls(service.handle, capability)`); it proves that thread and nothing above.
+   * It is a delegated one: every control operation takes it as that thread's, but what only the thread's
+   * own workflow sends (its turns' and its end's reports, budget charges, settlements) refuses it.
    */
   async capabilityOf(threadId: string): Promise<Capability> {
     const id = parseId('thread', threadId, 'threadId');
@@ -105,7 +107,7 @@ export class ThreadService {
     const lineage: ThreadId[] = [];
     for (let parent = records.get(id)!.parentId; parent; parent = records.get(parent)?.parentId ?? null)
       lineage.unshift(parent);
-    return mintCapability(this.capability, this.rootThreadId, lineage, id);
+    return mintCapability(this.capability, this.rootThreadId, lineage, id, 'delegated');
   }
 
   /**

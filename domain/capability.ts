@@ -31,9 +31,19 @@ export const Capability = z
   .strict();
 export type Capability = z.infer<typeof Capability>;
 
+/**
+ * Whose a capability is: the thread's own workflow's (`workflow`: minted by the tree's workflows, which
+ * hold the run key), or one the backend handed a service to act as that thread through the control API
+ * (`delegated`: `ThreadService.capabilityOf`). Both act as the thread in every control operation; only a
+ * workflow's may send what the tree's workflows tell each other about themselves — a turn's or the
+ * thread's end, a budget charge, an interaction's settlement, a control answer, live output — so a
+ * service holding a thread's capability cannot rewrite the root's registry or counters (SPEC S3.9).
+ */
+export type CapabilityKind = 'workflow' | 'delegated';
+
 /** What a proof covers; the version prefix keeps proofs of this protocol apart from any later one. */
-const provenText = (rootId: string, lineage: readonly string[], threadId: string) =>
-  `agents-kit/v1/capability\n${rootId}\n${lineage.join('/')}\n${threadId}`;
+const provenText = (kind: CapabilityKind, rootId: string, lineage: readonly string[], threadId: string) =>
+  `agents-kit/v1/${kind === 'workflow' ? 'capability' : 'delegated'}\n${rootId}\n${lineage.join('/')}\n${threadId}`;
 
 /** The capability of `threadId` (whose ancestors, root first, are `lineage`) in the run of `runKey`. */
 export function mintCapability(
@@ -41,12 +51,13 @@ export function mintCapability(
   rootId: ThreadId,
   lineage: readonly ThreadId[],
   threadId: ThreadId,
+  kind: CapabilityKind = 'workflow',
 ): Capability {
   return {
     rootId,
     threadId,
     lineage: [...lineage],
-    proof: hmacSha256Hex(runKey, provenText(rootId, lineage, threadId)),
+    proof: hmacSha256Hex(runKey, provenText(kind, rootId, lineage, threadId)),
   };
 }
 
@@ -56,9 +67,15 @@ export const rootCapability = (runKey: string, rootId: ThreadId): Capability =>
 
 /**
  * Why `raw` is not a valid capability of the run (`rootId`, `runKey`), or undefined when it is. A
- * lineage must start at the root (the root's own is empty) and the proof must match.
+ * lineage must start at the root (the root's own is empty) and the proof must match. `workflowOnly`:
+ * a delegated capability is refused too (what only the thread's own workflow may send).
  */
-export function capabilityRefusal(runKey: string, rootId: string, raw: unknown): string | undefined {
+export function capabilityRefusal(
+  runKey: string,
+  rootId: string,
+  raw: unknown,
+  workflowOnly = false,
+): string | undefined {
   const parsed = Capability.safeParse(raw);
   if (!parsed.success) return 'capability: expected { rootId, threadId, lineage, proof }';
   const { rootId: claimedRoot, threadId, lineage, proof } = parsed.data;
@@ -66,9 +83,12 @@ export function capabilityRefusal(runKey: string, rootId: string, raw: unknown):
   const wellPlaced =
     threadId === rootId ? lineage.length === 0 : lineage[0] === rootId && !lineage.includes(threadId);
   if (!wellPlaced) return `capability of ${threadId} has a lineage that does not start at the root`;
-  if (!proves(runKey, provenText(rootId, lineage, threadId), proof))
+  if (proves(runKey, provenText('workflow', rootId, lineage, threadId), proof)) return undefined;
+  if (!proves(runKey, provenText('delegated', rootId, lineage, threadId), proof))
     return `capability of ${threadId}: the proof does not match`;
-  return undefined;
+  return workflowOnly
+    ? `capability of ${threadId} was handed to a service (capabilityOf): only that thread's own workflow may send this`
+    : undefined;
 }
 
 /**

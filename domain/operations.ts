@@ -80,6 +80,11 @@ interface OperationRow {
   update?: string;
   /** The Temporal query a client reads it with instead, when it changes nothing. */
   query?: string;
+  /**
+   * SPEC S3.9: what a thread's workflow asks for itself (its budget), never a client: the request must
+   * carry the workflow's own capability, not a delegated one (domain/capability.ts).
+   */
+  workflowOnly?: true;
 }
 
 const threadIdArg = { threadId: z.string() };
@@ -115,10 +120,11 @@ export const controlOperations = {
   },
   close: { owner: 'root', args: threadIdArg, tool: closeAgentTool, update: 'close-thread' },
   /** A model call's tokens charged to the budget (a thread without an allowance). */
-  charge: { owner: 'root', args: { tokens: z.number().int().min(0).max(1e12) } },
+  charge: { owner: 'root', args: { tokens: z.number().int().min(0).max(1e12) }, workflowOnly: true },
   /** SPEC S6.4, S11.3: set tokens (or micro-dollars) aside for a thread to spend without asking per model call. */
   reserve: {
     owner: 'root',
+    workflowOnly: true,
     args: {
       tokens: z.number().int().min(0).max(1e9),
       owed: z.number().int().min(0).max(1e12),
@@ -187,6 +193,10 @@ export const ControlOperation = z.discriminatedUnion(
 );
 export type ControlOperation = z.infer<typeof ControlOperation>;
 export type ControlOperationInput = z.input<typeof ControlOperation>;
+
+/** Whether only a thread's own workflow may ask for `type` (its budget), from the table. */
+export const workflowOnlyOperation = (type: OperationType): boolean =>
+  (controlOperations[type] as OperationRow).workflowOnly === true;
 
 /** Who owns each operation (SPEC S3.1), from the table. */
 export const operationOwners = Object.fromEntries(

@@ -6,8 +6,11 @@ import { ErrorKind, KitError } from './errors';
 export const rememberedAnswers = 200;
 /** How many the root run remembers: its input also carries the tree's registry. */
 export const rootRememberedAnswers = 100;
-/** Longest id remembered (a Temporal update id, or an operation id); a longer one is not remembered. */
-const maxRememberedId = 200;
+/**
+ * Longest id remembered (a Temporal update id, or an operation id); a longer one is not remembered (the
+ * workflows key a longer update id by its hash: workflows/run-lifetime.ts `updateKey`).
+ */
+export const maxRememberedId = 200;
 /**
  * Largest entry remembered (id, fingerprint and answer) in bytes of JSON, as it is carried; a larger
  * one is not remembered (its retry is applied again, which ids of spawn requests still de-duplicate).

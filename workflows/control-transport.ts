@@ -45,16 +45,16 @@ export class ControlTransport {
     setHandler(controlResponseSignal, (raw) => {
       const parsed = ControlResponse.safeParse(raw);
       const expected = parsed.success ? this.awaiting.get(parsed.data.operationId) : undefined;
-      const valid =
+      // Answers come from the owner's workflow itself, not from a service holding its delegated capability.
+      const proven =
         parsed.success &&
+        capabilityRefusal(this.runKey, this.self().rootId, parsed.data.from, true) === undefined;
+      const valid =
+        proven &&
         expected !== undefined &&
         parsed.data.from.threadId === expected &&
-        !this.responses.has(parsed.data.operationId) &&
-        capabilityRefusal(this.runKey, this.self().rootId, parsed.data.from) === undefined;
+        !this.responses.has(parsed.data.operationId);
       if (!valid) {
-        const proven =
-          parsed.success &&
-          capabilityRefusal(this.runKey, this.self().rootId, parsed.data.from) === undefined;
         signalDropped(
           controlResponseSignal.name,
           !parsed.success ? 'malformed' : proven ? 'refused' : 'unproven',

@@ -3,7 +3,7 @@ import { auditOf } from '../domain/conversation-audit';
 import type { ConversationJournal } from '../domain/conversation-journal';
 import { interactionSettledSignal } from '../domain/conversation-messages';
 import { SettleInteraction, type ConversationOwner } from '../domain/conversation-schemas';
-import { parseInput } from '../domain/errors';
+import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { signalQuietly } from './signal-quietly';
 import { dropReasonOf, signalDropped } from './workflow-metrics';
@@ -13,8 +13,8 @@ export interface SettlementHost {
   journal: ConversationJournal;
   generation: number;
   owner(): ConversationOwner | undefined;
-  /** Throws PermissionDenied unless `from` may publish here (SPEC S3.9). */
-  checkSender(from: unknown, what: string): void;
+  /** Throws PermissionDenied unless `from` may publish here (SPEC S3.9); `workflowOnly`: not delegated. */
+  checkSender(from: unknown, what: string, workflowOnly?: boolean): void;
 }
 
 /**
@@ -28,7 +28,14 @@ export function registerSettlements(host: SettlementHost): void {
   setHandler(interactionSettledSignal, async (raw: SettleInteraction) => {
     try {
       const settle = parseInput(SettleInteraction.partial({ from: true }), raw, 'interaction-settled');
-      host.checkSender(settle.from, 'interaction-settled');
+      // Only the workflow of the thread that asked settles its interaction (SPEC S3.9, S5.10): not another
+      // thread of the tree, nor a service holding its delegated capability.
+      host.checkSender(settle.from, 'interaction-settled', true);
+      if (settle.from && settle.from.threadId !== settle.resolution.threadId)
+        throw new KitError(
+          ErrorKind.PermissionDenied,
+          `interaction-settled: ${settle.from.threadId} cannot settle an interaction of ${settle.resolution.threadId}`,
+        );
       const before = journal.summary(generation).resolvedInteractions;
       // SPEC S5.9: the mirror this conversation made of its thread's interaction, when the thread leaves it
       // to this conversation (decided by the signal, in history: the same on replay).

@@ -108,13 +108,15 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   /**
    * SPEC S3.9: a thread's conversation takes notifications and settlements only from that thread, or (the
    * root's conversation) from any thread of its tree, proven; throws PermissionDenied otherwise.
+   * `workflowOnly`: what only a thread's own workflow sends (settlements, live output), not a service
+   * holding its delegated capability.
    */
-  const checkSender = (from: unknown, what: string) => {
+  const checkSender = (from: unknown, what: string, workflowOnly = false) => {
     if (!owner) return;
     const refusal =
       from === undefined
         ? `${what}: conversation ${input.conversationId} belongs to thread ${owner.threadId}: send its capability`
-        : capabilityRefusal(owner.runKey, owner.rootId, from);
+        : capabilityRefusal(owner.runKey, owner.rootId, from, workflowOnly);
     if (refusal) throw new KitError(ErrorKind.PermissionDenied, refusal);
     if (!isSelfOrBelow(from as SettleInteraction['from'], owner.threadId))
       throw new KitError(

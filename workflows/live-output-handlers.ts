@@ -25,7 +25,7 @@ export interface LiveOutputHost {
   /** The thread the conversation belongs to (none yet: a receiver started it before its thread). */
   ownerThreadId: () => string | undefined;
   /** Throws PermissionDenied unless `from` proves the owner or a descendant (publishing's check). */
-  checkSender: (from: unknown, what: string) => void;
+  checkSender: (from: unknown, what: string, workflowOnly?: boolean) => void;
   /** Throws PermissionDenied unless `from` proves the owner or an ancestor (reading's check). */
   checkReader: (from: unknown, what: string) => void;
   slots: PollSlots;
@@ -61,7 +61,7 @@ export function registerLiveOutput(host: LiveOutputHost): LiveOutput {
   setHandler(liveOutputSignal, (raw: LiveChunk) => {
     try {
       const chunk = parseInput(LiveChunk, raw, 'live-output');
-      host.checkSender(chunk.from, 'live-output');
+      host.checkSender(chunk.from, 'live-output', true);
       if (chunk.from.threadId !== host.ownerThreadId())
         throw new KitError(ErrorKind.PermissionDenied, 'live-output: only the conversation’s own thread may');
       live.write(chunk);

@@ -243,4 +243,17 @@ export const patches = {
    * a closed agent stayed (its root reported it unconfirmed). Asked only on that path.
    */
   stopWhileContinuing: 'stopWhileContinuing',
+  /**
+   * SPEC S3.10: an update id longer than the answer log keeps (200 characters; Temporal takes any) is
+   * remembered by its hash, so its retry on a later run is answered, not applied again (a message
+   * delivered twice, an interrupt of the next turn, root messages taken and lost). Before it such an
+   * update was not remembered. Asked only for such an id (workflows/run-lifetime.ts `updateKey`).
+   */
+  longUpdateIdsRemembered: 'longUpdateIdsRemembered',
+  /**
+   * SPEC S3.10, S11.4: a `set-approval-policy` update is remembered by its update id in the root's answer
+   * log, so its retry on a later run gets its answer instead of applying the change again (which
+   * reverted any newer change). Asked at each such update (workflows/root-updates.ts).
+   */
+  policyChangeRemembered: 'policyChangeRemembered',
 } as const satisfies Readonly<Record<string, string>>;

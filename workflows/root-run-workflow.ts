@@ -54,6 +54,7 @@ import { CancelRequest } from './cancel-request';
 import { patches } from './patches';
 import { fittedAnswer, fittedThreads } from '../domain/answer-bounds';
 import { continuingAsNew, signalDropped } from './workflow-metrics';
+import { workflowOnlyOperation } from '../domain/operations';
 
 /**
  * Hosts one root run (SPEC S3.1): the registry, grant, counters, budget and root mailbox live here and
@@ -269,11 +270,14 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   setHandler(interruptSignal, () => void loop.interrupt());
   host.transport.register();
   // Signals from the tree are taken only with a valid proof of the sender (SPEC S3.9); a signal cannot
-  // answer a malformed or forged request: there is no proven caller to answer.
-  const proven = (from: unknown) => capabilityRefusal(input.runKey, state.rootId, from) === undefined;
+  // answer a malformed or forged request: there is no proven caller to answer. What a thread's workflow
+  // says of itself (its budget, its turns) takes its workflow's own capability, not a delegated one.
+  const proven = (from: unknown, workflowOnly = false) =>
+    capabilityRefusal(input.runKey, state.rootId, from, workflowOnly) === undefined;
   setHandler(controlRequestSignal, (raw) => {
     const request = ControlRequest.safeParse(raw);
-    if (request.success && proven(request.data.from)) host.accept(request.data);
+    if (request.success && proven(request.data.from, workflowOnlyOperation(request.data.operation.type)))
+      host.accept(request.data);
     else
       signalDropped(
         controlRequestSignal.name,
@@ -285,7 +289,9 @@ export async function rootRunWorkflow(rawInput: RootRunInputShape): Promise<Root
   setHandler(threadEventSignal, (raw) => {
     const report = ThreadReport.safeParse(raw);
     const valid =
-      report.success && proven(report.data.from) && report.data.from.threadId === report.data.event.threadId;
+      report.success &&
+      proven(report.data.from, true) &&
+      report.data.from.threadId === report.data.event.threadId;
     if (!valid) {
       signalDropped(
         threadEventSignal.name,

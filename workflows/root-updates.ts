@@ -3,7 +3,7 @@ import { currentUpdateInfo, patched, setHandler } from '@temporalio/workflow';
 import { ReconcileRequest, type ControlOperationInput, type ShutdownReport } from '../domain/control';
 import { checkUpdateBytes } from '../domain/answer-bounds';
 import { sha256Hex } from '../domain/bytes';
-import { checkChangeNamesAList } from '../domain/approval-policy';
+import { checkChangeNamesAList, type ApprovalPolicy } from '../domain/approval-policy';
 import { controlOperations, rootUpdateTypes, WaitRequest } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
@@ -63,6 +63,32 @@ export function registerRootUpdates(
   };
   const validThreadId = (scope: unknown, threadId: unknown) =>
     void (validScope(scope), parseId('thread', threadId, 'threadId'));
+  /** SPEC S2.4: an update takes its arguments and nothing more. */
+  const noMore = (extra: readonly unknown[], update: string) => {
+    if (extra.length > 0)
+      throw KitError.protocol(
+        `${update}: takes no argument after those it names (got ${extra.length} more)`,
+        {
+          fields: ['args'],
+        },
+      );
+  };
+  /**
+   * SPEC S3.10: a policy change is applied once per update id, also when its retry lands on a later run
+   * (patch `policyChangeRemembered`): the retry gets the policy the change made, or — when that was too
+   * large to remember — the policy now, never the change applied again over a newer one.
+   */
+  const rememberedChange = (change: unknown) => {
+    const tree = policyOrRefusal(policy);
+    if (!patched(patches.policyChangeRemembered)) return tree.change(change);
+    const key = updateKey();
+    const earlier = host.recent.find(key, change) as { version: number } | ApprovalPolicy | undefined;
+    if (earlier !== undefined) return 'neverAsk' in earlier ? earlier : tree.policy;
+    const answer = tree.change(change);
+    if (!host.recent.remember(key, change, answer))
+      host.recent.remember(key, change, { version: answer.version });
+    return answer;
+  };
 
   /** A spawn: its whole argument is one request, checked by the table's schema (domain/operations.ts). */
   const spawnBody = (type: 'spawn' | 'spawn-remote'): UpdateBody => ({
@@ -124,14 +150,20 @@ export function registerRootUpdates(
       takenOnce(host.recent, updateKey(), () => state.takeRootMessages(scopeOf(capability))),
     ),
     {
-      validator: guarded((scope: unknown) => void validScope(scope)),
+      validator: guarded((scope: unknown, ...extra: unknown[]) => {
+        noMore(extra, 'take-root-messages');
+        validScope(scope);
+      }),
     },
   );
   setHandler(
     revokeGrantUpdate,
     counted((capability) => state.revokeGrant(scopeOf(capability))),
     {
-      validator: guarded((scope: unknown) => void validScope(scope)),
+      validator: guarded((scope: unknown, ...extra: unknown[]) => {
+        noMore(extra, 'revoke-grant');
+        validScope(scope);
+      }),
     },
   );
   setHandler(
@@ -148,15 +180,19 @@ export function registerRootUpdates(
     shutdownUpdate,
     counted(() => root.finish('cancelled')),
     {
-      validator: guarded((scope: unknown) => rootOnly(scope, 'shut the run down')),
+      validator: guarded((scope: unknown, ...extra: unknown[]) => {
+        noMore(extra, 'shutdown');
+        rootOnly(scope, 'shut the run down');
+      }),
     },
   );
   // SPEC S11.4: the tree's approval policy is the root's to change.
   setHandler(
     setApprovalPolicyUpdate,
-    counted((_capability, change) => policyOrRefusal(policy).change(change)),
+    counted((_capability, change) => rememberedChange(change)),
     {
-      validator: guarded((scope: unknown, change: unknown) => {
+      validator: guarded((scope: unknown, change: unknown, ...extra: unknown[]) => {
+        noMore(extra, 'set-approval-policy');
         rootOnly(scope, 'change the approval policy');
         policyOrRefusal(policy).checkChange(change);
         checkChangeNamesAList(change);
@@ -167,7 +203,10 @@ export function registerRootUpdates(
     completeRootUpdate,
     counted(() => root.finish('completed')),
     {
-      validator: guarded((scope: unknown) => rootOnly(scope, 'complete the root')),
+      validator: guarded((scope: unknown, ...extra: unknown[]) => {
+        noMore(extra, 'complete-root');
+        rootOnly(scope, 'complete the root');
+      }),
     },
   );
 }

@@ -1,5 +1,7 @@
 import { condition, currentUpdateInfo, patched, sleep, workflowInfo } from '@temporalio/workflow';
+import { sha256Hex } from '../domain/bytes';
 import { ErrorKind, KitError } from '../domain/errors';
+import { maxRememberedId } from '../domain/recent-answers';
 import { patches } from './patches';
 
 /** Updates one run handles before it continues as new (Temporal refuses more than 2,000 per run). */
@@ -97,8 +99,16 @@ export class RunLifetime {
   }
 }
 
-/** The current update's key in a workflow's recent-answer log, to answer a retry of it (undefined outside an update). */
-export const updateKey = (): string | undefined => {
+/**
+ * The current update's key in a workflow's recent-answer log, to answer a retry of it (undefined outside
+ * an update). An update id longer than the log keeps (Temporal takes any length) is keyed by its hash
+ * (patch `longUpdateIdsRemembered`; before it such an update was not remembered, and its retry on a later
+ * run took effect again). `inValidator`: a validator leaves no history, so it asks no patch.
+ */
+export const updateKey = (inValidator = false): string | undefined => {
   const id = currentUpdateInfo()?.id;
-  return id === undefined ? undefined : `update|${id}`;
+  if (id === undefined) return undefined;
+  const key = `update|${id}`;
+  if (key.length <= maxRememberedId) return key;
+  return inValidator || patched(patches.longUpdateIdsRemembered) ? `update#${sha256Hex(id)}` : key;
 };

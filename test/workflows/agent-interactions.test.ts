@@ -1,3 +1,4 @@
+import { mintCapability } from '../../domain/capability';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
@@ -196,7 +197,9 @@ test('a settle that reaches the asker’s conversation after its thread’s end 
   await receiver.dispose();
   if (interaction.body.type !== 'interaction') throw new Error('not an interaction');
   // Two signals of one task of the thread may arrive in either order: its end first, then its settle.
-  const owner = await service.capabilityOf(asker.id);
+  // Sent here as the thread's own workflow sends them: with its workflow capability, not a delegated one.
+  const delegated = await service.capabilityOf(asker.id);
+  const owner = mintCapability(service.capability, delegated.rootId, delegated.lineage, delegated.threadId);
   const conversation = temporal.client.workflow.getHandle(asker.conversationId);
   const at = new Date().toISOString();
   await conversation.signal<[unknown]>('publish', {

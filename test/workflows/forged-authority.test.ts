@@ -9,6 +9,7 @@ import type { Capability } from '../../domain/capability';
 import { relatedId } from '../../domain/ids';
 import { resolveInteractionUpdate } from '../../domain/messages';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
+import { threadEndReport, turnEndReport } from '../helpers/reports';
 import { failedTasks, historyEvents } from '../helpers/task-answers';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -65,26 +66,21 @@ test('forged thread events free no slot and invent no turn that wait returns', a
     lineage: [service.rootThreadId],
     proof: '1'.repeat(64),
   };
-  const at = new Date().toISOString();
-  await signal(temporal.client, service.rootThreadId, 'thread-event', {
-    from: forgedChild,
-    event: { type: 'thread-end', threadId: child.id, status: 'completed', at },
-  });
-  await signal(temporal.client, service.rootThreadId, 'thread-event', {
-    from: forgedChild,
-    event: {
-      type: 'turn-end',
-      threadId: child.id,
-      outcome: { turn: 1, status: 'completed', result: 'forged', tokens: 0, endedAt: at },
-      nextStatus: 'idle',
-    },
-  });
+  await signal(temporal.client, service.rootThreadId, 'thread-event', threadEndReport(forgedChild, child.id));
+  await signal(
+    temporal.client,
+    service.rootThreadId,
+    'thread-event',
+    turnEndReport(forgedChild, child.id, 1, 'forged'),
+  );
   // A real child's capability may not report for another thread either.
   const childCapability = await service.capabilityOf(child.id);
-  await signal(temporal.client, service.rootThreadId, 'thread-event', {
-    from: childCapability,
-    event: { type: 'thread-end', threadId: service.rootThreadId, status: 'completed', at },
-  });
+  await signal(
+    temporal.client,
+    service.rootThreadId,
+    'thread-event',
+    threadEndReport(childCapability, service.rootThreadId),
+  );
 
   expect((await kitErrorOf(root.spawn({ task: 'one too many' }))).kind).toBe('QuotaExceeded');
   const waited = await root.wait({ threadIds: [child.id], timeoutMs: 1_000 });

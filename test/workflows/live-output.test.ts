@@ -229,8 +229,15 @@ test('forged, malformed and oversized live output changes nothing; a forged watc
     'Protocol',
     'Protocol',
   ]);
-  // The thread's own (real) capability may write: proof the refusals above were about the sender.
-  await conversation.signal(liveOutputSignal, { ...chunk, from: own, text: 'real' });
+  // The thread's own workflow's capability may write: proof the refusals above were about the sender.
+  // A delegated one (capabilityOf, for a service acting as the thread) may not: only its workflow streams.
+  await conversation.signal(liveOutputSignal, { ...chunk, from: own, text: 'delegated' });
+  const stillNothing = await conversation.executeUpdate(watchOutputUpdate, {
+    args: [{ from: service.rootCapability, waitMs: 0 }],
+  });
+  expect(stillNothing.text).toBe('');
+  const workflowOwn = mintCapability(service.capability, own.rootId, own.lineage, own.threadId);
+  await conversation.signal(liveOutputSignal, { ...chunk, from: workflowOwn, text: 'real' });
   const after = await conversation.executeUpdate(watchOutputUpdate, {
     args: [{ from: service.rootCapability, waitMs: 0 }],
   });

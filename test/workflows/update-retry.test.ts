@@ -8,6 +8,8 @@ import {
   interruptUpdate,
   mailboxQuery,
   sendMessageUpdate,
+  setApprovalPolicyUpdate,
+  shutdownUpdate,
   spawnUpdate,
   takeRootMessagesUpdate,
 } from '../../domain/messages';
@@ -258,4 +260,55 @@ test('a thread’s message to the root, queued while the root continued as new a
   expect(failedTasks(await historyEvents(temporal.client, service.rootThreadId))).toEqual([]);
   // The service's handle names the terminated run; the restarted one is reopened.
   await (await ThreadService.reopen(temporal.client, service.rootThreadId, service.capability)).shutdown();
+}, 180_000);
+
+test('an update id longer than the answer log keeps is remembered too: a message re-sent with it after continue-as-new is sent once', async () => {
+  const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'receive once', name: 'long-ids' });
+  await untilTurns(service, child.id, 1);
+  const handle = temporal.client.workflow.getHandle(child.id);
+  const args = [root.capability, { recipient: child.id, content: 'long id', triggerTurn: false }] as const;
+  // Temporal takes an update id of any length; the answer log keeps ids up to 200 characters.
+  const updateId = `retry-${child.id}-${'x'.repeat(250)}`;
+  const first = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
+  await untilContinuedAsNew(child.id, () => root.interrupt(child.id));
+  const again = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
+  expect(again).toEqual(first);
+  const mailbox = await handle.query(mailboxQuery);
+  expect(mailbox.received.map((entry) => entry.content)).toEqual(['long id']);
+  await service.shutdown();
+}, 180_000);
+
+test('an approval policy change re-sent with the same update id after the root continued as new is not applied again', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    continueAsNewAfterEvents: 100,
+    approvalPolicy: {},
+  });
+  const root = service.rootControls();
+  const child = await root.spawn({ task: 'idle', name: 'policy-poke' });
+  const handle = temporal.client.workflow.getHandle(service.rootThreadId);
+  const updateId = `policy-${service.rootThreadId}`;
+  const change = { neverAsk: ['tool_a'] };
+  const first = await handle.executeUpdate(setApprovalPolicyUpdate, {
+    args: [root.capability, change],
+    updateId,
+  });
+  const newer = await service.setApprovalPolicy({ neverAsk: ['tool_b'] });
+  expect(newer.version).toBe(first.version + 1);
+  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  const again = await handle.executeUpdate(setApprovalPolicyUpdate, {
+    args: [root.capability, change],
+    updateId,
+  });
+  expect(again).toEqual(first);
+  expect(await service.approvalPolicy()).toEqual(newer);
+  // SPEC S2.4: an update takes its arguments and nothing more.
+  const extra = await handle.executeUpdate(shutdownUpdate, { args: [root.capability, null] as never }).then(
+    () => undefined,
+    (error: unknown) => toKitError(error),
+  );
+  expect(extra?.kind).toBe('Protocol');
+  expect((await service.counters()).live).toBe(1);
+  await service.shutdown();
 }, 180_000);
