@@ -309,6 +309,13 @@ test('an approval policy change re-sent with the same update id after the root c
     (error: unknown) => toKitError(error),
   );
   expect(extra?.kind).toBe('Protocol');
+  const extraSpawn = await handle
+    .executeUpdate(spawnUpdate, { args: [root.capability, { task: 'extra' }, 'more'] as never })
+    .then(
+      () => undefined,
+      (error: unknown) => toKitError(error),
+    );
+  expect(extraSpawn?.kind).toBe('Protocol');
   expect((await service.counters()).live).toBe(1);
   await service.shutdown();
 }, 180_000);
