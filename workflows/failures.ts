@@ -1,5 +1,6 @@
 import { ApplicationFailure, currentUpdateInfo } from '@temporalio/workflow';
 import { ErrorKind, KitError } from '../domain/errors';
+import { isRetryAfterContinueAsNew } from './run-lifetime';
 import { updateFailed } from './workflow-metrics';
 
 /**
@@ -22,11 +23,19 @@ export function asFailure(error: unknown): ApplicationFailure {
  */
 function updateFailure(error: unknown): ApplicationFailure {
   const failure = asFailure(error);
-  const retried =
-    error instanceof KitError &&
-    (error.details as { retryAfterContinueAsNew?: boolean } | undefined)?.retryAfterContinueAsNew === true;
-  if (!retried) updateFailed(currentUpdateInfo()?.name, failure);
+  if (!isRetryAfterContinueAsNew(error)) updateFailed(currentUpdateInfo()?.name, failure);
   return failure;
+}
+
+/**
+ * SPEC S2.4: an update takes the arguments it names and nothing more; `extra` is what a raw client sent
+ * past them (a validator's rest parameter). Refuses with Protocol instead of ignoring them.
+ */
+export function refuseExtraArguments(update: string, extra: readonly unknown[]): void {
+  if (extra.length > 0)
+    throw KitError.protocol(`${update}: takes no argument after those it names (got ${extra.length} more)`, {
+      fields: ['args'],
+    });
 }
 
 /**

@@ -1,8 +1,7 @@
 import { defineUpdate, setHandler } from '@temporalio/workflow';
 import type { Capability } from '../domain/capability';
 import { updateNameOf, type OperationType } from '../domain/operations';
-import { KitError } from '../domain/errors';
-import { guarded } from './failures';
+import { guarded, refuseExtraArguments } from './failures';
 import type { RunLifetime } from './run-lifetime';
 
 /**
@@ -35,17 +34,11 @@ export function registerOperationUpdates<Type extends OperationType>(
         return body.perform(capability, ...args);
       }),
       {
-        validator: guarded((capability: unknown, ...args: unknown[]) => {
+        // Every update of the table takes the caller's capability and one argument.
+        validator: guarded((capability: unknown, argument?: unknown, ...extra: unknown[]) => {
           lifetime.refuseWhileReleasing();
-          // SPEC S2.4: every update of the table takes the caller's capability and one argument.
-          if (args.length > 1)
-            throw KitError.protocol(
-              `${String(type)}: takes a capability and one argument, got ${args.length + 1}`,
-              {
-                fields: ['args'],
-              },
-            );
-          body.check(capability, ...args);
+          refuseExtraArguments(String(type), extra);
+          body.check(capability, argument);
         }),
       },
     );

@@ -17,7 +17,7 @@ import {
 } from '../domain/messages';
 import type { RootRunState } from '../domain/run-state';
 import type { ControlScope } from '../domain/schemas';
-import { guarded } from './failures';
+import { guarded, refuseExtraArguments } from './failures';
 import { patches } from './patches';
 import { registerOperationUpdates, type UpdateBody } from './operation-updates';
 import { longPollMs, type PollSlots } from './poll-slots';
@@ -63,16 +63,6 @@ export function registerRootUpdates(
   };
   const validThreadId = (scope: unknown, threadId: unknown) =>
     void (validScope(scope), parseId('thread', threadId, 'threadId'));
-  /** SPEC S2.4: an update takes its arguments and nothing more. */
-  const noMore = (extra: readonly unknown[], update: string) => {
-    if (extra.length > 0)
-      throw KitError.protocol(
-        `${update}: takes no argument after those it names (got ${extra.length} more)`,
-        {
-          fields: ['args'],
-        },
-      );
-  };
   /**
    * SPEC S3.10: a policy change is applied once per update id, also when its retry lands on a later run
    * (patch `policyChangeRemembered`): the retry gets the policy the change made, or — when that was too
@@ -151,7 +141,7 @@ export function registerRootUpdates(
     ),
     {
       validator: guarded((scope: unknown, ...extra: unknown[]) => {
-        noMore(extra, 'take-root-messages');
+        refuseExtraArguments('take-root-messages', extra);
         validScope(scope);
       }),
     },
@@ -161,7 +151,7 @@ export function registerRootUpdates(
     counted((capability) => state.revokeGrant(scopeOf(capability))),
     {
       validator: guarded((scope: unknown, ...extra: unknown[]) => {
-        noMore(extra, 'revoke-grant');
+        refuseExtraArguments('revoke-grant', extra);
         validScope(scope);
       }),
     },
@@ -181,7 +171,7 @@ export function registerRootUpdates(
     counted(() => root.finish('cancelled')),
     {
       validator: guarded((scope: unknown, ...extra: unknown[]) => {
-        noMore(extra, 'shutdown');
+        refuseExtraArguments('shutdown', extra);
         rootOnly(scope, 'shut the run down');
       }),
     },
@@ -192,7 +182,7 @@ export function registerRootUpdates(
     counted((_capability, change) => rememberedChange(change)),
     {
       validator: guarded((scope: unknown, change: unknown, ...extra: unknown[]) => {
-        noMore(extra, 'set-approval-policy');
+        refuseExtraArguments('set-approval-policy', extra);
         rootOnly(scope, 'change the approval policy');
         policyOrRefusal(policy).checkChange(change);
         checkChangeNamesAList(change);
@@ -204,7 +194,7 @@ export function registerRootUpdates(
     counted(() => root.finish('completed')),
     {
       validator: guarded((scope: unknown, ...extra: unknown[]) => {
-        noMore(extra, 'complete-root');
+        refuseExtraArguments('complete-root', extra);
         rootOnly(scope, 'complete the root');
       }),
     },

@@ -99,6 +99,11 @@ export class RunLifetime {
   }
 }
 
+/** Whether `error` is {@link RunLifetime.refuseWhileReleasing}'s refusal, which the client retries. */
+export const isRetryAfterContinueAsNew = (error: unknown): boolean =>
+  error instanceof KitError &&
+  (error.details as { retryAfterContinueAsNew?: boolean } | undefined)?.retryAfterContinueAsNew === true;
+
 /**
  * The current update's key in a workflow's recent-answer log, to answer a retry of it (undefined outside
  * an update). An update id longer than the log keeps (Temporal takes any length) is keyed by its hash
