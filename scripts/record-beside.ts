@@ -20,6 +20,7 @@ import { recordRetiredPages } from './record-retired-pages';
 import { recordPublisherSpeaksForItself } from './record-publisher-speaks';
 import { recordScriptedTokensCharged } from './record-scripted-tokens';
 import { recordSpawnKeyedByUpdate } from './record-spawn-keyed';
+import { recordLongUpdateIds, recordPolicyRetry } from './record-update-retry';
 import { recordTriggerTurnRoom } from './record-trigger-room';
 import { recordOwnerless } from './record-ownerless';
 import { recordRootGone } from './record-root-gone';
@@ -115,6 +116,11 @@ export const scenarios: Record<string, Scenario> = {
   // Patch `stopWhileContinuing`: a shutdown, then a close, while a root run or an agent is due to continue
   // as new and waits out its shortest life.
   '--stop-continuing': ofPatch('stopWhileContinuing', recordStopWhileContinuing),
+  // Patch `longUpdateIdsRemembered`: a message and a take of the root's messages with update ids over 200
+  // characters, each retried after its workflow continued as new.
+  '--long-ids': ofPatch('longUpdateIdsRemembered', recordLongUpdateIds),
+  // Patch `policyChangeRemembered`: an approval policy change retried after the root continued as new.
+  '--policy-retry': ofPatch('policyChangeRemembered', recordPolicyRetry),
 };
 
 /**

@@ -73,6 +73,29 @@ export const untilClosed = (client: Client, workflowId: string) =>
     `${workflowId} to close`,
   );
 
+/** Sends cheap updates (`poke`) until workflow `workflowId` has continued as new (2 minutes at most). */
+export async function untilContinuedAsNew(
+  client: Client,
+  workflowId: string,
+  poke: () => Promise<unknown>,
+): Promise<void> {
+  const handle = client.workflow.getHandle(workflowId);
+  const firstRunId = (await handle.describe()).runId;
+  await eventually(
+    async () => {
+      await poke();
+      return (await handle.describe()).runId;
+    },
+    (runId) => runId !== firstRunId,
+    `${workflowId} to continue as new`,
+    120_000,
+  );
+}
+
+/** A non-blocking wait for `threadId`: a cheap update to the root run. */
+export const pokeRoot = (service: ThreadService, threadId: string) => () =>
+  service.rootControls().wait({ threadIds: [threadId], timeoutMs: 0 });
+
 /**
  * Waits (through the root's wait operation) until the thread has completed `turns` turns: 30 s, or
  * `timeoutMs` for a turn of many model calls.

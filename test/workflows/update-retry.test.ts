@@ -15,7 +15,7 @@ import {
 } from '../../domain/messages';
 import { toKitError } from '../../client/errors';
 import { ThreadService } from '../../client/thread-service';
-import { attachRun, eventually, untilTurns } from '../helpers/runs';
+import { attachRun, eventually, pokeRoot, untilContinuedAsNew, untilTurns } from '../helpers/runs';
 import { failedTasks, historyEvents } from '../helpers/task-answers';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -26,25 +26,6 @@ beforeAll(async () => {
   await temporal.startWorker({ taskQueue });
 });
 afterAll(async () => temporal?.close());
-
-/** Sends cheap updates (`poke`) until workflow `workflowId` has continued as new. */
-async function untilContinuedAsNew(workflowId: string, poke: () => Promise<unknown>): Promise<void> {
-  const handle = temporal.client.workflow.getHandle(workflowId);
-  const firstRunId = (await handle.describe()).runId;
-  await eventually(
-    async () => {
-      await poke();
-      return (await handle.describe()).runId;
-    },
-    (runId) => runId !== firstRunId,
-    `${workflowId} to continue as new`,
-    120_000,
-  );
-}
-
-/** A non-blocking wait: a cheap update to the root run. */
-const pokeRoot = (service: ThreadService, threadId: string) => () =>
-  service.rootControls().wait({ threadIds: [threadId], timeoutMs: 0 });
 
 test('a spawn update re-sent with the same update id after the root continued as new spawns once', async () => {
   const service = await attachRun(temporal.client, taskQueue, { continueAsNewAfterEvents: 100 });
@@ -63,7 +44,7 @@ test('a spawn update re-sent with the same update id after the root continued as
   expect(request.requestId).toMatch(/^request_[0-9a-f]{32}$/);
 
   // Push the root through continue-as-new with cheap updates.
-  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, first.id));
+  await untilContinuedAsNew(temporal.client, service.rootThreadId, pokeRoot(service, first.id));
 
   // The retry: same update id, same arguments, on the new run.
   const again = await temporal.client.workflow
@@ -83,7 +64,7 @@ test('a raw spawn update with no request id, re-sent with the same update id aft
   const request = { task: 'spawn me once, raw', name: 'raw-once', fork: { type: 'none' as const } };
   const updateId = `raw-spawn-${service.rootThreadId}`;
   const first = await handle.executeUpdate(spawnUpdate, { args: [root.capability, request], updateId });
-  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, first.id));
+  await untilContinuedAsNew(temporal.client, service.rootThreadId, pokeRoot(service, first.id));
 
   const again = await handle.executeUpdate(spawnUpdate, { args: [root.capability, request], updateId });
   expect(again.id).toBe(first.id);
@@ -123,7 +104,7 @@ test('a takeRootMessages update re-sent with the same update id after the root c
   const large = await drain(`drain-large-${service.rootThreadId}`);
   expect(large.map((message) => message.content.length)).toEqual([4_000]);
 
-  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  await untilContinuedAsNew(temporal.client, service.rootThreadId, pokeRoot(service, child.id));
   expect(await drain(`drain-small-${service.rootThreadId}`)).toEqual(small);
   const retried = await drain(`drain-large-${service.rootThreadId}`).then(
     () => undefined,
@@ -151,7 +132,7 @@ test('a sendMessage update re-sent with the same update id after the recipient c
   const first = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
 
   // Interrupts of an idle thread change nothing: cheap updates that push it through continue-as-new.
-  await untilContinuedAsNew(child.id, () => root.interrupt(child.id));
+  await untilContinuedAsNew(temporal.client, child.id, () => root.interrupt(child.id));
 
   const again = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
   expect(again).toEqual(first);
@@ -185,7 +166,7 @@ test('an interrupt update re-sent with the same update id after the thread conti
   const updateId = `interrupt-${child.id}`;
   const first = await handle.executeUpdate(interruptUpdate, { args: [root.capability, child.id], updateId });
   expect(first).toEqual({ thread: child.id, cancellationRequested: false });
-  await untilContinuedAsNew(child.id, () => root.interrupt(child.id));
+  await untilContinuedAsNew(temporal.client, child.id, () => root.interrupt(child.id));
   const again = await handle.executeUpdate(interruptUpdate, { args: [root.capability, child.id], updateId });
   expect(again).toEqual(first);
   await service.shutdown();
@@ -210,7 +191,7 @@ test('a thread’s message to the root, its request re-sent with the same operat
   await request(`${child.id}/retried`, 'exactly once');
   await eventually(received, (messages) => messages.length === 1, 'the message in the root mailbox');
 
-  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  await untilContinuedAsNew(temporal.client, service.rootThreadId, pokeRoot(service, child.id));
   await request(`${child.id}/retried`, 'exactly once');
   await request(`${child.id}/next`, 'next');
   await eventually(received, (messages) => messages.length >= 2, 'the next message');
@@ -226,7 +207,7 @@ test('a thread’s message to the root, queued while the root continued as new a
   const root = service.rootControls();
   const child = await root.spawn({ task: 'report later', name: 'late-reporter' });
   await untilTurns(service, child.id, 1);
-  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  await untilContinuedAsNew(temporal.client, service.rootThreadId, pokeRoot(service, child.id));
   // The run's own input, with one request queued as a releasing run carries it (SPEC S3.10): the
   // next run answers it while it is still being made, before the root thread's operations exist.
   const handle = temporal.client.workflow.getHandle(service.rootThreadId);
@@ -272,7 +253,7 @@ test('an update id longer than the answer log keeps is remembered too: a message
   // Temporal takes an update id of any length; the answer log keeps ids up to 200 characters.
   const updateId = `retry-${child.id}-${'x'.repeat(250)}`;
   const first = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
-  await untilContinuedAsNew(child.id, () => root.interrupt(child.id));
+  await untilContinuedAsNew(temporal.client, child.id, () => root.interrupt(child.id));
   const again = await handle.executeUpdate(sendMessageUpdate, { args: [...args], updateId });
   expect(again).toEqual(first);
   const mailbox = await handle.query(mailboxQuery);
@@ -296,7 +277,7 @@ test('an approval policy change re-sent with the same update id after the root c
   });
   const newer = await service.setApprovalPolicy({ neverAsk: ['tool_b'] });
   expect(newer.version).toBe(first.version + 1);
-  await untilContinuedAsNew(service.rootThreadId, pokeRoot(service, child.id));
+  await untilContinuedAsNew(temporal.client, service.rootThreadId, pokeRoot(service, child.id));
   const again = await handle.executeUpdate(setApprovalPolicyUpdate, {
     args: [root.capability, change],
     updateId,
