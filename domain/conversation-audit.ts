@@ -7,7 +7,9 @@ export function auditOf(resolution: InteractionResolution): NotificationBody {
   const what =
     answer.type === 'approval'
       ? `${answer.approved ? 'approved' : 'denied'}${answer.reason ? `: ${answer.reason.slice(0, 500)}` : ''}`
-      : `answered: ${answer.text.slice(0, 500)}`;
+      : answer.text === ''
+        ? 'unanswered'
+        : `answered: ${answer.text.slice(0, 500)}`;
   const who = resolution.byPolicy
     ? ` by the approval policy (${resolution.byPolicy})`
     : resolvedBy

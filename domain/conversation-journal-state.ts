@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InteractionResolution, ReceiverLease } from './conversation-schemas';
+import { ReceiverLease, SettledResolution } from './conversation-schemas';
 import { ConversationId, NotificationId } from './ids';
 import { JournalEntry, PageRef } from './conversation-pages';
 
@@ -17,7 +17,7 @@ export const ConversationJournalSnapshot = z
     acknowledgedThrough: z.number().int().min(0),
     backlog: z.array(JournalEntry),
     lease: ReceiverLease.nullable(),
-    resolutions: z.array(InteractionResolution),
+    resolutions: z.array(SettledResolution),
     closed: z.boolean(),
     refusedAfterClose: z.number().int().min(0),
     recentNotificationIds: z.array(NotificationId),

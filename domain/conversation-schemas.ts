@@ -200,11 +200,28 @@ export const RememberedResolution = z
   .strict();
 export type RememberedResolution = z.infer<typeof RememberedResolution>;
 
+/**
+ * The answer a question nobody answered settles with (it timed out, or its turn or thread ended first):
+ * empty text, which no person's answer has (the kernel that asked gets it as is).
+ */
+export const UnansweredQuestion = z.object({ type: z.literal('question'), text: z.literal('') }).strict();
+export const isUnansweredQuestion = (answer: { type: string; text?: string }): boolean =>
+  answer.type === 'question' && answer.text === '';
+
+/**
+ * A resolution as a conversation keeps it: given by a person or a policy, or — for a question — settled
+ * unanswered (patch `unansweredQuestionsSettle`; before it such a settle was dropped as malformed and
+ * the question stayed pending in both conversations for good).
+ */
+export const SettledResolution = InteractionResolution.extend({
+  answer: z.union([InteractionAnswer, UnansweredQuestion]),
+});
+
 /** Thread → its conversation (and the root's, for a mirror): an interaction is settled (proven). */
 export const SettleInteraction = z
   .object({
     from: Capability,
-    resolution: InteractionResolution,
+    resolution: SettledResolution,
     /**
      * The thread leaves the root's mirror to its conversation, which made it (SPEC S5.9; patch
      * `mirrorSettledByConversation`): the conversation forwards the settle. Carried in the signal, so a

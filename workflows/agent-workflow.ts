@@ -43,7 +43,7 @@ import { searchAttributes } from '../domain/search-attributes';
 import type { ApprovalPolicy } from '../domain/approval-policy';
 import { ApprovalGate, registerPolicyPushes } from './approval-gate';
 import { ControlTransport, looksNotFound } from './control-transport';
-import { startFailure, workflowInput } from './workflow-input';
+import { checkRunsAs, startFailure, workflowInput } from './workflow-input';
 import type { AgentControls } from './kernel';
 import { kernelFor, usesModelKernel } from './kernels';
 import { registerProofChecks, ThreadAuthority } from './thread-authority';
@@ -70,6 +70,7 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
   let input: AgentInput;
   try {
     input = workflowInput(AgentInput, rawInput, 'agent input');
+    checkRunsAs(input.thread.id, 'the agent of thread');
   } catch (error) {
     throw startFailure(error);
   }

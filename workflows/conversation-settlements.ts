@@ -1,10 +1,15 @@
-import { log, setHandler, uuid4 } from '@temporalio/workflow';
+import { log, patched, setHandler, uuid4 } from '@temporalio/workflow';
 import { auditOf } from '../domain/conversation-audit';
 import type { ConversationJournal } from '../domain/conversation-journal';
 import { interactionSettledSignal } from '../domain/conversation-messages';
-import { SettleInteraction, type ConversationOwner } from '../domain/conversation-schemas';
+import {
+  isUnansweredQuestion,
+  SettleInteraction,
+  type ConversationOwner,
+} from '../domain/conversation-schemas';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { newId } from '../domain/ids';
+import { patches } from './patches';
 import { signalQuietly } from './signal-quietly';
 import { dropReasonOf, signalDropped } from './workflow-metrics';
 
@@ -36,6 +41,10 @@ export function registerSettlements(host: SettlementHost): void {
           ErrorKind.PermissionDenied,
           `interaction-settled: ${settle.from.threadId} cannot settle an interaction of ${settle.resolution.threadId}`,
         );
+      if (isUnansweredQuestion(settle.resolution.answer) && !patched(patches.unansweredQuestionsSettle))
+        throw KitError.protocol('interaction-settled: a question’s answer has text', {
+          fields: ['resolution.answer.text'],
+        });
       const before = journal.summary(generation).resolvedInteractions;
       // SPEC S5.9: the mirror this conversation made of its thread's interaction, when the thread leaves it
       // to this conversation (decided by the signal, in history: the same on replay).

@@ -37,7 +37,7 @@ import {
 } from './conversation-input';
 import { guarded } from './failures';
 import { patches } from './patches';
-import { startFailure, workflowInput } from './workflow-input';
+import { checkRunsAs, startFailure, workflowInput } from './workflow-input';
 import { KeptTimer } from './kept-timer';
 import { registerLiveOutput } from './live-output-handlers';
 import { PollSlots } from './poll-slots';
@@ -46,6 +46,7 @@ import { signalQuietly } from './signal-quietly';
 import { checkOwnerlessReader, claimRefused, withheldFrom, type OwnerlessView } from './ownerless-readers';
 import { continuingAsNew, dropReasonOf, signalDropped } from './workflow-metrics';
 import { registerSettlements } from './conversation-settlements';
+import { endsThread, settleLeftInteractions } from './conversation-owner-end';
 
 export { ConversationWorkflowInput } from './conversation-input';
 
@@ -58,6 +59,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
   let journal: ConversationJournal;
   try {
     input = workflowInput(ConversationWorkflowInput, rawInput, 'conversation workflow input');
+    checkRunsAs(input.conversationId, 'conversation');
     const limits = pagingLimitsOf(input);
     journal = input.snapshot
       ? ConversationJournal.fromSnapshot(input.snapshot, limits)
@@ -165,11 +167,19 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     const forged = owner ? misattributed(request) : undefined;
     if (forged && patched(patches.publisherSpeaksForItself))
       throw new KitError(ErrorKind.PermissionDenied, forged);
+    // What its thread left pending when its end arrives from its workflow (or its root, for it): settled
+    // before the end, the stream's last item (SPEC S5.9, S5.10).
+    const workflowSpoke = (from: Capability | undefined): from is Capability =>
+      from !== undefined && capabilityRefusal(owner!.runKey, owner!.rootId, from, true) === undefined;
+    const mirrorSettles =
+      owner &&
+      ownerEndedAtMs === undefined &&
+      endsThread(request, owner.threadId) &&
+      workflowSpoke(request.from)
+        ? settleLeftInteractions(journal, owner.threadId)
+        : [];
     const { accepted, ...receipt } = journal.publish(request.notifications, request.mirrorInteractionsTo);
-    const ownerEnded = accepted.some(
-      ({ body }) =>
-        body.type === 'status' && body.event === 'thread-end' && body.threadId === owner?.threadId,
-    );
+    const ownerEnded = owner !== undefined && endsThread({ notifications: accepted }, owner.threadId);
     // Its thread's end is the stream's last item: the conversation closes, so receivers drain it and get
     // end-of-stream, which acknowledges it (SPEC S5.6, S5.10).
     if (ownerEnded) {
@@ -183,6 +193,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
         ...(request.from ? { from: request.from } : {}),
       });
     }
+    await Promise.all(mirrorSettles.map((send) => send(request.from!)));
     return receipt;
   }
 

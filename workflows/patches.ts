@@ -256,4 +256,21 @@ export const patches = {
    * reverted any newer change). Asked at each such update (workflows/root-updates.ts).
    */
   policyChangeRemembered: 'policyChangeRemembered',
+  /**
+   * SPEC S5.9, S5.10: a conversation takes the settle of a question nobody answered (it timed out, its
+   * turn was interrupted or its thread ended first), whose answer has empty text: the question stops
+   * being offered, here and in the root's mirror, and the record says it went unanswered. Before it such
+   * a settle was dropped as malformed and the question stayed pending in both conversations for good.
+   * Asked only for such a settle (workflows/conversation-settlements.ts).
+   */
+  unansweredQuestionsSettle: 'unansweredQuestionsSettle',
+  /**
+   * SPEC S5.9, S5.10: a thread's end, reported to its conversation by the thread's workflow (or by its
+   * root for a thread terminated from outside), settles the interactions the thread left pending there
+   * as unanswered, records each, and settles their mirrors in the root's conversation. Before it they
+   * stayed pending: offered to every receiver, unanswerable (the thread had ended), and the root's
+   * conversation never completed. Asked only when there are such interactions
+   * (workflows/conversation-owner-end.ts).
+   */
+  ownerEndSettlesInteractions: 'ownerEndSettlesInteractions',
 } as const satisfies Readonly<Record<string, string>>;

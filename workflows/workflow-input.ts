@@ -1,5 +1,6 @@
+import { workflowInfo } from '@temporalio/workflow';
 import type { z } from 'zod';
-import { protocolErrorFromZod } from '../domain/errors';
+import { ErrorKind, KitError, protocolErrorFromZod } from '../domain/errors';
 import { asFailure } from './failures';
 
 /**
@@ -45,6 +46,19 @@ export function workflowInput<Schema extends z.ZodType>(
     );
   }
   throw protocolErrorFromZod(what, result.error);
+}
+
+/**
+ * SPEC S3.9: a thread's or a conversation's workflow runs under its own id (the root run's is checked
+ * with the attach rules), so a raw start cannot run one under another's id or speak for it there.
+ */
+export function checkRunsAs(id: string, what: string): void {
+  const { workflowId } = workflowInfo();
+  if (workflowId !== id)
+    throw new KitError(
+      ErrorKind.PermissionDenied,
+      `${what} ${id} must run as workflow ${id}, not ${workflowId}`,
+    );
 }
 
 /** What a workflow's start throws: a newer build's input as it is (a task failure), else a KitError failure. */

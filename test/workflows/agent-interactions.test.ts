@@ -136,6 +136,32 @@ test('an unanswered interaction times out as denied', async () => {
   );
 });
 
+test('an unanswered question times out and is settled in both conversations with no answer', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', interactionTimeoutMs: 1500 },
+  });
+  const asker = await service.rootControls().spawn({
+    task: 'ask nobody a question',
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [
+          { type: 'ask', kind: 'question', prompt: 'Which region?' },
+          { type: 'reply', text: 'answer: [{{last}}]' },
+        ],
+      ],
+    },
+  });
+  expect((await untilTurns(service, asker.id, 1)).latestTurn?.result).toBe('answer: []');
+  const rootConversation = (await service.refreshRoot()).conversationId;
+  for (const conversationId of [asker.conversationId, rootConversation])
+    await eventually(
+      () => conversationSummary(temporal.client, conversationId),
+      (summary) => summary.pendingInteractions === 0 && summary.resolvedInteractions === 1,
+      `the question settled unanswered in ${conversationId}`,
+    );
+});
+
 test('an interaction whose turn is interrupted is settled as denied: no receiver is offered it, a late answer gets that resolution', async () => {
   const service = await attachRun(temporal.client, taskQueue, {});
   const asker = await service.rootControls().spawn({

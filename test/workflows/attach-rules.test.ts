@@ -6,7 +6,7 @@ import { toKitError } from '../../client/errors';
 import { ThreadService } from '../../client/thread-service';
 import { newId } from '../../domain/ids';
 import { DelegationGrant, type RootRunInputShape } from '../../domain/schemas';
-import { attachRun, kitErrorOf } from '../helpers/runs';
+import { attachRun, kitErrorOf, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -56,6 +56,33 @@ test('a raw start with a foreign grant, another workflow id or a spent budget fa
   expect(await failureOf(input({ budgetTokens: 100, spentTokens: 100 }))).toBe(
     "QuotaExceeded: the grant's budget is exhausted: 100 of 100 tokens spent",
   );
+});
+
+test('an agent or a conversation started by a raw client under another workflow id than its own fails PermissionDenied', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const child = await service.rootControls().spawn({ task: 'be copied', name: 'copied' });
+  await untilTurns(service, child.id, 1);
+  for (const [type, id] of [
+    ['agentWorkflow', child.id],
+    ['conversationWorkflow', child.conversationId],
+  ] as const) {
+    // The very input its workflow was started with, valid in every field.
+    const history = await temporal.client.workflow.getHandle(id).fetchHistory();
+    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    const input: unknown = JSON.parse(Buffer.from(payload!.data!).toString('utf8'));
+    const copy = `copy-${id}`;
+    const handle = await temporal.client.workflow.start(type, { taskQueue, workflowId: copy, args: [input] });
+    const error = toKitError(
+      await handle.result().then(
+        () => undefined,
+        (failure: unknown) => failure,
+      ),
+    );
+    expect(`${error.kind}: ${error.message}`).toBe(
+      `PermissionDenied: ${type === 'agentWorkflow' ? 'the agent of thread' : 'conversation'} ${id} must run as workflow ${id}, not ${copy}`,
+    );
+  }
+  await service.shutdown();
 });
 
 test('attach refuses options its root run would refuse before starting it, so the id stays free', async () => {

@@ -6,6 +6,7 @@
 // continued as new, which Temporal no longer tells the root) confirms its end.
 import { createActivities } from '../../activities';
 import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
+import { conversationSummary } from '../../client/conversations';
 import type { AttachOptions, ThreadService } from '../../client/thread-service';
 import { relatedId } from '../../domain/ids';
 import type { AgentThread, SpawnRequestInput } from '../../domain/schemas';
@@ -95,6 +96,64 @@ test('an agent terminated from outside is ended by the root as failed: its slot 
     expect.arrayContaining(['childCloseEnds', 'outsideEndsWindDown']),
   );
   expect(await closedAs(temporal.client, service.rootThreadId)).toBe('COMPLETED');
+}, 120_000);
+
+test('what a terminated agent left pending is settled unanswered in its conversation and in the root’s: nobody is offered it again', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, interactionTimeoutMs: 600_000 },
+  });
+  const root = service.rootControls();
+  const rootConversation = (await service.refreshRoot()).conversationId;
+  const askers = [
+    await root.spawn({
+      name: 'approver',
+      task: 'ask for approval',
+      kernel: { type: 'scripted', turns: [[{ type: 'ask', kind: 'approval', prompt: 'May I?' }]] },
+    }),
+    await root.spawn({
+      name: 'questioner',
+      task: 'ask a question',
+      kernel: { type: 'scripted', turns: [[{ type: 'ask', kind: 'question', prompt: 'Which one?' }]] },
+    }),
+  ];
+  const pending = (conversationId: string, count: number) =>
+    eventually(
+      () => conversationSummary(temporal.client, conversationId),
+      (summary) => summary.pendingInteractions === count,
+      `${count} pending in ${conversationId}`,
+    );
+  await pending(rootConversation, 2);
+  for (const asker of askers) await terminate(asker);
+  for (const asker of askers) {
+    await pending(asker.conversationId, 0);
+    // The record says so, before the thread's end.
+    const receiver = await ConversationNotificationReceiver.open(temporal.client, asker.conversationId, {
+      taskQueue,
+      capability: service.rootCapability,
+      pollWaitMs: 1_000,
+    });
+    const details: string[] = [];
+    for (let item = await receiver.recv(); item; item = await receiver.recv())
+      if (item.body.type === 'status') details.push(`${item.body.event}: ${item.body.detail ?? ''}`);
+    await receiver.dispose();
+    expect(details.slice(-2)).toEqual([
+      expect.stringMatching(
+        /^interaction-resolved: request_\w+ (denied: the thread ended before an answer|unanswered) \(nobody answered in time\)/,
+      ),
+      'thread-end: failed',
+    ]);
+  }
+  expect(await pending(rootConversation, 0)).toMatchObject({ resolvedInteractions: 2 });
+  await service.shutdown();
+  // Read to its end, the root's conversation completes: nothing holds it open any more.
+  const receiver = await ConversationNotificationReceiver.open(temporal.client, rootConversation, {
+    taskQueue,
+    capability: service.rootCapability,
+    pollWaitMs: 1_000,
+  });
+  while (await receiver.recv());
+  await receiver.dispose();
+  expect(await closedAs(temporal.client, rootConversation)).toBe('COMPLETED');
 }, 120_000);
 
 test('a terminated agent takes its live sub-agents with it, as a close does', async () => {
