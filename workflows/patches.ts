@@ -273,4 +273,12 @@ export const patches = {
    * (workflows/conversation-owner-end.ts).
    */
   ownerEndSettlesInteractions: 'ownerEndSettlesInteractions',
+  /**
+   * SPEC S5.4, S5.9: a thread whose publish finds its conversation ended (cancelled or terminated from
+   * outside while the thread lives) denies the interactions it waits on at once — nobody can see or
+   * answer them: the mirror in the root's conversation is made by the thread's conversation. Before it
+   * they waited for their timeout (10 minutes by default) with nothing listed or published. Asked when
+   * a publish signal fails so (workflows/thread-conversation.ts).
+   */
+  conversationGoneDenies: 'conversationGoneDenies',
 } as const satisfies Readonly<Record<string, string>>;

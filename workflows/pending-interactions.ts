@@ -101,6 +101,20 @@ export class PendingInteractions {
     this.record({ requestId, ...this.where(), answer, resolvedAt: at });
   }
 
+  /**
+   * Answers every interaction still waiting as nobody can any more (its conversation has ended): an
+   * approval denied for `reason`, a question with no answer; each is settled as if it timed out.
+   */
+  abandonWaiting(reason: string, at: string): void {
+    for (const [requestId, { kind }] of this.waiting) {
+      if (this.answers.has(requestId)) continue;
+      const answer: InteractionAnswer =
+        kind === 'approval' ? { type: 'approval', approved: false, reason } : { type: 'question', text: '' };
+      this.answers.set(requestId, { answer });
+      this.timedOut(requestId as InteractionResolution['requestId'], answer, at);
+    }
+  }
+
   /** What a next run needs to answer repeated resolves. */
   snapshot(): RememberedResolution[] {
     return [...this.resolved.values()];

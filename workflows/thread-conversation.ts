@@ -24,6 +24,7 @@ import type {
 import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
 import { conversationWorkflow } from './conversation-workflow';
+import { workflowGone } from './outside-ends';
 import { patches } from './patches';
 import { PendingInteractions, type Answered } from './pending-interactions';
 import type { ThreadAuthority } from './thread-authority';
@@ -293,7 +294,27 @@ export class ThreadConversation {
   private signalPublish(request: NonNullable<ReturnType<ThreadConversation['publishRequest']>>) {
     return getExternalWorkflowHandle(this.conversationId)
       .signal(publishSignal, request)
-      .catch((error: unknown) => log.warn('publish signal failed', { error: String(error) }));
+      .catch((error: unknown) => {
+        log.warn('publish signal failed', { error: String(error) });
+        if (workflowGone(error)) this.conversationGone();
+      });
+  }
+
+  /**
+   * Its conversation has ended while the thread lives (cancelled or terminated from outside): nobody sees
+   * or can answer what the thread asks, so what it waits on is denied now, not at its timeout (patch
+   * `conversationGoneDenies`; asked when a publish finds it gone). A later ask is denied as its publish
+   * fails.
+   */
+  private conversationGone(): void {
+    if (!patched(patches.conversationGoneDenies)) return;
+    log.warn('the thread’s conversation has ended: its interactions are denied', {
+      conversationId: this.conversationId,
+    });
+    this.interactions.abandonWaiting(
+      'the thread’s conversation has ended, so nobody can answer',
+      new Date().toISOString(),
+    );
   }
 
   /** The publish request of a batch (none for an empty one). */

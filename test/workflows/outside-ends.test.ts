@@ -156,6 +156,40 @@ test('what a terminated agent left pending is settled unanswered in its conversa
   expect(await closedAs(temporal.client, rootConversation)).toBe('COMPLETED');
 }, 120_000);
 
+test('an agent whose conversation was terminated or cancelled from outside denies what it asks at once: nobody could see or answer it', async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', idleTimeoutMs: 600_000, interactionTimeoutMs: 600_000 },
+  });
+  const root = service.rootControls();
+  const askLater = (name: string): SpawnRequestInput => ({
+    name,
+    task: 'answer once, then ask',
+    kernel: {
+      type: 'scripted',
+      turns: [
+        [{ type: 'reply', text: 'ready' }],
+        [
+          { type: 'ask', kind: 'approval', prompt: 'May I?' },
+          { type: 'reply', text: '{{last}}' },
+        ],
+      ],
+    },
+  });
+  const terminated = await root.spawn(askLater('conversation-terminated'));
+  const cancelled = await root.spawn(askLater('conversation-cancelled'));
+  for (const asker of [terminated, cancelled]) await untilTurns(service, asker.id, 1);
+  await temporal.client.workflow.getHandle(terminated.conversationId).terminate('from outside');
+  await temporal.client.workflow.getHandle(cancelled.conversationId).cancel();
+  await untilClosed(temporal.client, cancelled.conversationId);
+  for (const asker of [terminated, cancelled]) {
+    await root.sendMessage({ recipient: asker.id, content: 'go on', triggerTurn: true });
+    expect((await untilTurns(service, asker.id, 2)).latestTurn?.result).toBe(
+      'denied: the thread’s conversation has ended, so nobody can answer',
+    );
+  }
+  await service.shutdown();
+}, 120_000);
+
 test('a terminated agent takes its live sub-agents with it, as a close does', async () => {
   const service = await attachRun(temporal.client, taskQueue);
   const root = service.rootControls();
