@@ -23,9 +23,11 @@ const nodeOptions = runsWorker ? workerNodeOptions(process.env) : process.env.NO
 if (!runsWorker || nodeOptions === (process.env.NODE_OPTIONS ?? '')) {
   require(cli);
 } else {
+  // The IPC channel tells the child when this process is gone, killed in a way it could not pass on
+  // (dist/workers/wrapper-watch.js): the child then stops too, instead of polling on with no parent.
   const child = spawn(process.execPath, [cli, ...args], {
-    stdio: 'inherit',
-    env: { ...process.env, NODE_OPTIONS: nodeOptions },
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, NODE_OPTIONS: nodeOptions, AGENTS_KIT_WRAPPED: '1' },
   });
   // Ctrl-C reaches the child through the terminal's process group; forward signals sent to this process alone.
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

@@ -2,6 +2,7 @@ import { CommanderError } from 'commander';
 import { KitError } from '../domain/errors';
 import { processOutput } from './cli/io';
 import { buildProgram, ExitCode, isInformational } from './cli/program';
+import { followWrapper } from './wrapper-watch';
 
 /**
  * The `agents-kit` process: parses the command line, runs the command, and exits 0 on success,
@@ -23,6 +24,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   }
 }
 
+followWrapper();
 main(process.argv).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -3,12 +3,13 @@
 // with the whole text on its first attempt, and the worker exits 0. With AGENTS_KIT_SHUTDOWN_GRACE_MS=0
 // (what every worker did before the grace existed) the call is cancelled at once: the provider sees its
 // request cut off and another worker asks again, a second bill for the same call.
+import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createActivities } from '../../activities';
-import { startModelWorker, untilOutput } from '../helpers/cli';
+import { startCli, startModelWorker, untilOutput } from '../helpers/cli';
 import { providerFor, startOpenAIServer } from '../helpers/openai-server';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
-import { suiteTemporal, uniqueTaskQueue } from '../helpers/temporal';
+import { suiteTemporal, uniqueTaskQueue, workflowBundlePath } from '../helpers/temporal';
 
 const temporal = suiteTemporal();
 
@@ -112,3 +113,48 @@ test("Ctrl-C (the process group's SIGINT, twice over for the worker process) dra
   expect(exit.stderr).toContain('worker stopped');
   expect(exit.stderr).not.toContain('stopping now');
 }, 180_000);
+
+/** The processes whose parent is `pid` and that have not exited (Linux /proc; a zombie has exited). */
+function liveChildrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => {
+      const stat = statOf(Number(entry));
+      return stat && stat.ppid === pid && stat.state !== 'Z' ? [Number(entry)] : [];
+    });
+}
+
+/** A process's state letter and parent, from /proc/<pid>/stat; undefined once it is gone. */
+function statOf(pid: number): { state: string; ppid: number } | undefined {
+  try {
+    // "pid (comm) state ppid …": the command may hold spaces and parentheses, so read after the last ')'.
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid] = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { state: state!, ppid: Number(ppid) };
+  } catch {
+    return undefined;
+  }
+}
+
+test('a SIGKILL of `agents-kit worker` takes the worker process it started (for the heap cap) with it', async () => {
+  const taskQueue = uniqueTaskQueue('wrapper');
+  const bin = startCli(['worker', '--workflow-bundle', workflowBundlePath()], {
+    TEMPORAL_ADDRESS: temporal().address,
+    AGENTS_KIT_TASK_QUEUE: taskQueue,
+    // No heap cap of the caller's: the bin starts the worker in a process of its own with one.
+    NODE_OPTIONS: undefined,
+  });
+  try {
+    await untilOutput(bin, new RegExp(`worker polling task queue ${taskQueue}`));
+    const [worker] = liveChildrenOf(bin.pid!);
+    expect(worker).toBeDefined();
+    bin.kill('SIGKILL');
+    await eventually(
+      async () => statOf(worker!)?.state ?? 'gone',
+      (state) => state === 'gone' || state === 'Z',
+      'the worker process to stop after its launcher was killed',
+    );
+  } finally {
+    if (bin.exitCode === null) bin.kill('SIGKILL');
+  }
+}, 120_000);
