@@ -9,7 +9,8 @@ import { initialApprovalPolicy, type InitialApprovalPolicy } from '../domain/app
 import { attachRefusal } from '../domain/attach-rules';
 import { defaultOutsideEndsCheckMs } from '../domain/control';
 import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
-import { newId, parseId, type ThreadId } from '../domain/ids';
+import { conversationSummaryQuery } from '../domain/conversation-messages';
+import { newId, parseId, relatedId, type ThreadId } from '../domain/ids';
 import { runCountsQuery } from '../domain/messages';
 import {
   DelegationGrant,
@@ -19,6 +20,7 @@ import {
 } from '../domain/schemas';
 import { searchAttributes } from '../domain/search-attributes';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
+import { withDeadline } from './deadline';
 import { checkClient, kitCall, toKitError } from './errors';
 
 /** How to attach a new root run (SPEC S3.2). */
@@ -76,6 +78,7 @@ export async function startRootRun(client: Client, rawOptions: AttachOptions) {
       `the grant belongs to ${grant.owner}, not ${options.owner}`,
     );
   }
+  if (options.rootThreadId) await checkRootConversation(client, rootThreadId);
   const runKey = randomBytes(32).toString('hex');
   const input = {
     protocolVersion: 1 as const,
@@ -182,3 +185,48 @@ async function explainExisting(client: Client, rootThreadId: ThreadId, cause: Er
   }
   return new KitError(ErrorKind.Conflict, `root ${rootThreadId} is already attached`, undefined, { cause });
 }
+
+/**
+ * SPEC S3.2, S3.9: the conversation id of a root id the caller chose is free, or held by a conversation
+ * no thread has claimed yet (a receiver opened it first; the root claims it). One started by a raw
+ * client for another owner would refuse everything the root publishes: its approvals and questions
+ * would reach nobody. A root that already runs is explained as such.
+ */
+async function checkRootConversation(client: Client, rootThreadId: ThreadId): Promise<void> {
+  const conversationId = relatedId('conversation', rootThreadId);
+  const handle = client.workflow.getHandle(conversationId);
+  const description = await kitCall('attach', async () => {
+    try {
+      return await handle.describe();
+    } catch (error) {
+      if (error instanceof Error && error.name === 'WorkflowNotFoundError') return undefined;
+      throw error;
+    }
+  });
+  if (description?.status.name !== 'RUNNING') return;
+  const summary =
+    description.type === conversationType
+      ? await withDeadline(client.workflow, conversationReadMs, () =>
+          handle.query(conversationSummaryQuery),
+        ).catch(() => undefined)
+      : undefined;
+  if (summary && !summary.owner) return;
+  const root = await kitCall('attach', () => client.workflow.getHandle(rootThreadId).describe()).catch(
+    () => undefined,
+  );
+  if (root) throw await explainExisting(client, rootThreadId, new Error(`${rootThreadId} exists`));
+  const holder =
+    description.type !== conversationType
+      ? `a ${description.type}`
+      : summary
+        ? `a conversation of ${summary.owner}, started before this root`
+        : `a conversation that answered no query within ${conversationReadMs / 1000} s`;
+  throw new KitError(
+    ErrorKind.Conflict,
+    `root ${rootThreadId} cannot be attached: its conversation's id ${conversationId} is taken by ${holder}; attach with another rootThreadId`,
+  );
+}
+
+const conversationType = 'conversationWorkflow';
+/** How long attach waits for an existing conversation under the root's conversation id to answer. */
+const conversationReadMs = 10_000;

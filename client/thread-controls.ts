@@ -1,5 +1,6 @@
 import { checkUpdateBytes } from '../domain/answer-bounds';
-import { type WorkflowClient, type WorkflowHandle } from '@temporalio/client';
+import { type WorkflowHandle } from '@temporalio/client';
+import { withDeadline } from './deadline';
 import { randomUUID } from 'node:crypto';
 import {
   unwrapAnswer,
@@ -261,33 +262,15 @@ async function outsideTheRun<Result>(call: Promise<Result>, threadId: string): P
 }
 
 /**
- * Runs a call on a thread's own workflow, waiting while that workflow does not exist yet: a spawn
- * returns once admitted, and the child workflow starts a moment later.
- */
-/**
  * How long one watch long-poll may take before it is given up and sent again. The thread answers within
  * its 20 s poll; under load an update has been seen to wait, unanswered, until the thread ended.
  */
 const watchDeadlineMs = 25_000;
 
-/** `call`'s result, or undefined once `ms` passed (the call is cancelled through its abort signal). */
-async function withDeadline<Result>(
-  client: WorkflowClient,
-  ms: number,
-  call: () => Promise<Result>,
-): Promise<Result | undefined> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  try {
-    return await client.withAbortSignal(controller.signal, call);
-  } catch (error) {
-    if (controller.signal.aborted) return undefined;
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
+/**
+ * Runs a call on a thread's own workflow, waiting while that workflow does not exist yet: a spawn
+ * returns once admitted, and the child workflow starts a moment later.
+ */
 async function whenStarted<Result>(call: () => Promise<Result>): Promise<Result> {
   for (let attempt = 1; ; attempt++) {
     try {

@@ -27,6 +27,7 @@ import { type AgentThread, type InterAgentMessage } from '../domain/schemas';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { rootRunHandle, startRootRun, type AttachOptions } from './attach';
 import { kitCall } from './errors';
+import { withDeadline } from './deadline';
 import { joinUnconfirmed } from './shutdown-join';
 import { executeUpdate } from './updates';
 import { watchOutput, type LiveOutputEvent, type WatchOutputOptions } from './live-output';
@@ -249,6 +250,30 @@ export class ThreadService {
   private async endedResult(): Promise<RootRunResult | undefined> {
     const description = await kitCall('describe', () => this.handle.describe());
     if (description.status.name === 'RUNNING') return undefined;
+    if (description.status.name === 'CANCELLED') return await this.cancelledResult();
     return kitCall('result', () => this.handle.result());
   }
+
+  /**
+   * SPEC S3.5: a run cancelled through Temporal (the Web UI's Cancel, `temporal workflow cancel`) shut
+   * its tree down and ended as cancelled, which keeps no result; its root and shutdown report are read
+   * from its state by a query on the closed run (a worker replays its history to answer).
+   */
+  private async cancelledResult(): Promise<RootRunResult> {
+    const state = await withDeadline(this.client.workflow, cancelledReadMs, () =>
+      kitCall('snapshot', () => this.handle.query(runStateQuery, this.rootCapability)),
+    );
+    if (state === undefined)
+      throw new KitError(
+        ErrorKind.Closed,
+        `the run was cancelled; its report is read from its history by a worker of task queue ` +
+          `${(await this.handle.describe()).taskQueue}, and none answered within ${cancelledReadMs / 1000} s`,
+      );
+    const snapshot = unwrapAnswer(state);
+    const root = snapshot.records.find(({ thread }) => thread.id === this.rootThreadId)!.thread;
+    return { root, ...(snapshot.shutdown ? { shutdown: snapshot.shutdown } : {}) };
+  }
 }
+
+/** How long reading a cancelled run's report waits for a worker to replay it. */
+const cancelledReadMs = 15_000;

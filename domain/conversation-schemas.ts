@@ -209,6 +209,13 @@ export const isUnansweredQuestion = (answer: { type: string; text?: string }): b
   answer.type === 'question' && answer.text === '';
 
 /**
+ * The answer an interaction nobody answered settles with: an approval denied for `reason`, a question
+ * with no text ({@link UnansweredQuestion}).
+ */
+export const unansweredAnswer = (kind: 'approval' | 'question', reason: string): InteractionAnswer =>
+  kind === 'approval' ? { type: 'approval', approved: false, reason } : { type: 'question', text: '' };
+
+/**
  * A resolution as a conversation keeps it: given by a person or a policy, or — for a question — settled
  * unanswered (patch `unansweredQuestionsSettle`; before it such a settle was dropped as malformed and
  * the question stayed pending in both conversations for good).
@@ -216,6 +223,7 @@ export const isUnansweredQuestion = (answer: { type: string; text?: string }): b
 export const SettledResolution = InteractionResolution.extend({
   answer: z.union([InteractionAnswer, UnansweredQuestion]),
 });
+export type SettledResolution = z.infer<typeof SettledResolution>;
 
 /** Thread → its conversation (and the root's, for a mirror): an interaction is settled (proven). */
 export const SettleInteraction = z
@@ -278,6 +286,8 @@ export const ConversationSummary = z
     pages: z.number().int().min(0).optional(),
     /** Backlog items held by page workflows rather than the conversation workflow itself. */
     pagedItems: z.number().int().min(0).optional(),
+    /** The thread whose conversation it is; null while none has claimed it (a receiver started it first). */
+    owner: ThreadId.nullable().optional(),
   })
   .strict();
 export type ConversationSummary = z.infer<typeof ConversationSummary>;

@@ -1,10 +1,13 @@
-import { log, patched, uuid4 } from '@temporalio/workflow';
-import { auditOf } from '../domain/conversation-audit';
+import { patched } from '@temporalio/workflow';
 import type { ConversationJournal } from '../domain/conversation-journal';
 import { interactionSettledSignal } from '../domain/conversation-messages';
-import type { InteractionResolution, PublishRequest } from '../domain/conversation-schemas';
+import {
+  unansweredAnswer,
+  type InteractionResolution,
+  type PublishRequest,
+} from '../domain/conversation-schemas';
 import type { Capability } from '../domain/capability';
-import { newId } from '../domain/ids';
+import { recordAudit } from './conversation-settlements';
 import { patches } from './patches';
 import { signalQuietly } from './signal-quietly';
 
@@ -41,22 +44,12 @@ export function settleLeftInteractions(
       threadId: body.threadId,
       conversationId: journal.conversationId,
       seq,
-      answer:
-        body.kind === 'approval'
-          ? { type: 'approval', approved: false, reason: 'the thread ended before an answer' }
-          : { type: 'question', text: '' },
+      answer: unansweredAnswer(body.kind, 'the thread ended before an answer'),
       resolvedAt,
     };
     const mirror = journal.mirrorOf(body.requestId);
     if (!journal.settle(resolution)) continue;
-    try {
-      journal.publish([
-        { id: newId('notification', uuid4), createdAt: resolvedAt, body: auditOf(resolution) },
-      ]);
-    } catch (error) {
-      // Closed by a reader before the end: the interaction is settled all the same.
-      log.warn('interaction record not published', { error: String(error) });
-    }
+    recordAudit(journal, resolution);
     if (mirror) mirrors.push((from) => signalQuietly(mirror, interactionSettledSignal, { from, resolution }));
   }
   return mirrors;

@@ -5,6 +5,7 @@ import { interactionSettledSignal } from '../domain/conversation-messages';
 import {
   isUnansweredQuestion,
   SettleInteraction,
+  type SettledResolution,
   type ConversationOwner,
 } from '../domain/conversation-schemas';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
@@ -55,14 +56,7 @@ export function registerSettlements(host: SettlementHost): void {
       journal.settle(settle.resolution);
       // SPEC S5.10: the answer stays in the record, for later receivers too. Not when its thread's end has
       // closed the conversation (a settle may arrive after it): the mirror is settled all the same.
-      if (journal.summary(generation).resolvedInteractions > before) {
-        const audit = { id: newId('notification', uuid4), createdAt: new Date().toISOString() };
-        try {
-          journal.publish([{ ...audit, body: auditOf(settle.resolution) }]);
-        } catch (error) {
-          log.warn('interaction record not published', { error: String(error) });
-        }
-      }
+      if (journal.summary(generation).resolvedInteractions > before) recordAudit(journal, settle.resolution);
       if (mirror) await signalQuietly(mirror, interactionSettledSignal, forward as SettleInteraction);
     } catch (error) {
       signalDropped(interactionSettledSignal.name, dropReasonOf(error), 'interaction-settled dropped', {
@@ -70,4 +64,19 @@ export function registerSettlements(host: SettlementHost): void {
       });
     }
   });
+}
+
+/**
+ * SPEC S5.10: publishes the audit entry of a settled interaction, so later receivers see who answered
+ * when. A conversation closed before it (by a reader, or its thread's end) keeps the settlement all the
+ * same.
+ */
+export function recordAudit(journal: ConversationJournal, resolution: SettledResolution): void {
+  try {
+    journal.publish([
+      { id: newId('notification', uuid4), createdAt: new Date().toISOString(), body: auditOf(resolution) },
+    ]);
+  } catch (error) {
+    log.warn('interaction record not published', { error: String(error) });
+  }
 }

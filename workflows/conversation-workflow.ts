@@ -197,7 +197,10 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     return receipt;
   }
 
-  setHandler(conversationSummaryQuery, () => journal.summary(input.generation));
+  setHandler(conversationSummaryQuery, () => ({
+    ...journal.summary(input.generation),
+    owner: owner?.threadId ?? null,
+  }));
 
   const publishQuietly = async (rawRequest: unknown) => {
     try {

@@ -7,6 +7,7 @@ import {
   type InteractionAnswer,
   type InteractionResolution,
   type RememberedResolution,
+  unansweredAnswer,
 } from '../domain/conversation-schemas';
 import { checkUpdateBytes } from '../domain/answer-bounds';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
@@ -108,8 +109,7 @@ export class PendingInteractions {
   abandonWaiting(reason: string, at: string): void {
     for (const [requestId, { kind }] of this.waiting) {
       if (this.answers.has(requestId)) continue;
-      const answer: InteractionAnswer =
-        kind === 'approval' ? { type: 'approval', approved: false, reason } : { type: 'question', text: '' };
+      const answer = unansweredAnswer(kind, reason);
       this.answers.set(requestId, { answer });
       this.timedOut(requestId as InteractionResolution['requestId'], answer, at);
     }

@@ -15,11 +15,12 @@ import {
   interactionSettledSignal,
   publishSignal,
 } from '../domain/conversation-messages';
-import type {
-  InteractionAnswer,
-  InteractionResolution,
-  NotificationDraft,
-  RememberedResolution,
+import {
+  unansweredAnswer,
+  type InteractionAnswer,
+  type InteractionResolution,
+  type NotificationDraft,
+  type RememberedResolution,
 } from '../domain/conversation-schemas';
 import { newId, relatedId, type ConversationId } from '../domain/ids';
 import type { AgentThread, NotificationBody } from '../domain/schemas';
@@ -184,10 +185,7 @@ export class ThreadConversation {
       },
       thread.id === thread.rootId ? undefined : this.rootConversationId,
     );
-    const unanswered = (reason: string): InteractionAnswer =>
-      request.kind === 'approval'
-        ? { type: 'approval', approved: false, reason }
-        : { type: 'question', text: '' };
+    const unanswered = (reason: string) => unansweredAnswer(request.kind, reason);
     let answer: Answered | undefined;
     try {
       answer = await this.interactions.wait(

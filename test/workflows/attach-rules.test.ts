@@ -4,9 +4,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toKitError } from '../../client/errors';
 import { ThreadService } from '../../client/thread-service';
-import { newId } from '../../domain/ids';
+import { newId, relatedId } from '../../domain/ids';
+import { ConversationNotificationReceiver } from '../../client/conversation-receiver';
+import { conversationSummary } from '../../client/conversations';
 import { DelegationGrant, type RootRunInputShape } from '../../domain/schemas';
-import { attachRun, kitErrorOf, untilTurns } from '../helpers/runs';
+import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -94,6 +96,54 @@ test('attach refuses options its root run would refuse before starting it, so th
   }
   const service = await attachRun(temporal.client, taskQueue, { rootThreadId });
   expect((await service.counters()).live).toBe(0);
+  await service.shutdown();
+});
+
+test("attach refuses a root id whose conversation's id a raw client took for another owner; one a receiver opened first is claimed", async () => {
+  // A raw client starts the conversation of a root id a backend will choose, naming an owner of its own:
+  // that conversation would refuse everything the root publishes, so its approvals would reach nobody.
+  const taken = newId('thread', randomUUID);
+  const squatter = await temporal.client.workflow.start('conversationWorkflow', {
+    taskQueue,
+    workflowId: relatedId('conversation', taken),
+    args: [
+      {
+        protocolVersion: 1,
+        conversationId: relatedId('conversation', taken),
+        owner: {
+          rootId: taken,
+          threadId: taken,
+          runKey: randomBytes(32).toString('hex'),
+          retentionMs: 60_000,
+        },
+      },
+    ],
+  });
+  const refused = await kitErrorOf(attachRun(temporal.client, taskQueue, { rootThreadId: taken }));
+  expect(`${refused.kind}: ${refused.message}`).toBe(
+    `Conflict: root ${taken} cannot be attached: its conversation's id ${relatedId('conversation', taken)} is taken by a conversation of ${taken}, started before this root; attach with another rootThreadId`,
+  );
+  await expect(temporal.client.workflow.getHandle(taken).describe()).rejects.toThrow(/not found/i);
+  await squatter.terminate('test over');
+
+  // A receiver that opened the root's conversation before the root started: the root claims it.
+  const early = newId('thread', randomUUID);
+  const receiver = await ConversationNotificationReceiver.open(
+    temporal.client,
+    relatedId('conversation', early),
+    {
+      taskQueue,
+      pollWaitMs: 1_000,
+    },
+  );
+  const service = await attachRun(temporal.client, taskQueue, { rootThreadId: early });
+  const summary = await eventually(
+    () => conversationSummary(temporal.client, relatedId('conversation', early)),
+    ({ owner }) => owner === early,
+    'the root to claim its conversation',
+  );
+  expect(summary.owner).toBe(early);
+  await receiver.dispose();
   await service.shutdown();
 });
 

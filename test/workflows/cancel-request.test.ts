@@ -80,6 +80,12 @@ test('a cancel request stops an agent as close does, and a root run as shutdown 
     const thread = await temporal.client.workflow.getHandle(agent.id).query<{ status: string }>('thread');
     expect([agent.id, thread.status]).toEqual([agent.id, 'cancelled']);
   }
+  // shutdown() stays idempotent after it: the report of the shutdown the cancel ran, read from the closed
+  // run (a cancelled run keeps no result).
+  const report = await service.shutdown();
+  expect(report.cancelled.sort()).toEqual([first.id, second.id, third.id].sort());
+  expect(report).toMatchObject({ failed: [], unconfirmed: [] });
+  expect(await service.refreshRoot()).toMatchObject({ id: service.rootThreadId, status: 'cancelled' });
 }, 240_000);
 
 test('a cancel request mid-turn, while the agent waits for an answer, ends its turn and the thread', async () => {
