@@ -17,7 +17,9 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   /**
    * Runs a call. `signal` aborts when the call is interrupted (SPEC S4.6): stop there, and the turn ends
    * as soon as the call does. The call ends interrupted, not with its output, if the signal aborted
-   * while it ran — the turn it belonged to takes no further step.
+   * while it ran — the turn it belonged to takes no further step. A call still running
+   * {@link abandonAfterAbortMs} after its signal aborted is reported cancelled without it (its work goes
+   * on unobserved, its result is dropped), so an interrupt, a close or a worker's stop waits no longer.
    */
   run(input: z.output<Input>, call: ToolCallContext): Promise<unknown>;
 }
@@ -99,7 +101,11 @@ export async function runRegisteredTool(
   // A local activity cannot heartbeat (its workflow task waits for it instead).
   const heartbeat = context.info.isLocal ? undefined : setInterval(() => context.heartbeat(), 1000);
   try {
-    const output = await tool.run(parsed, { signal });
+    const output = await untilAbandoned(tool.run(parsed, { signal }), signal, () =>
+      context.log.warn(
+        `tool ${name} ignored its abort signal for ${abandonAfterAbortMs / 1000} s: its call is reported cancelled and its work left running`,
+      ),
+    );
     if (signal.aborted) throw interrupted(signal);
     return output;
   } catch (error) {
@@ -112,3 +118,34 @@ export async function runRegisteredTool(
 /** The cancellation an interrupted call ends with (the activity is then reported cancelled). */
 const interrupted = (signal: AbortSignal): unknown =>
   signal.reason instanceof Error ? signal.reason : new CancelledFailure('the tool call was interrupted');
+
+/**
+ * How long a tool call is waited for once its signal aborted (an interrupt, a close, a stopping worker's
+ * grace over) before it is reported cancelled without the tool.
+ */
+export const abandonAfterAbortMs = 10_000;
+
+/**
+ * What `running` settles with, or — when the tool is still running {@link abandonAfterAbortMs} after
+ * `signal` aborted — the call's cancellation: a tool that ignores its signal holds no interrupt, close
+ * or worker stop for up to its 10-minute limit (its heartbeat would keep the call alive that long).
+ */
+function untilAbandoned<Output>(
+  running: Promise<Output>,
+  signal: AbortSignal,
+  onAbandon: () => void,
+): Promise<Output> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const abandoned = new Promise<never>((_, reject) => {
+    const onAbort = () => {
+      timer = setTimeout(() => {
+        onAbandon();
+        reject(interrupted(signal));
+      }, abandonAfterAbortMs);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    void running.finally(() => signal.removeEventListener('abort', onAbort)).catch(() => undefined);
+  });
+  return Promise.race([running, abandoned]).finally(() => clearTimeout(timer));
+}

@@ -1,4 +1,5 @@
 import type { Client, WorkflowClient } from '@temporalio/client';
+import { ErrorKind, KitError } from '../domain/errors';
 
 /**
  * What reading histories and watching output need of a client: a `Client`, or the `WorkflowClient` a
@@ -37,4 +38,35 @@ export async function withCancel<Value>(
   } finally {
     signal.removeEventListener('abort', cancel);
   }
+}
+
+/** SPEC S2.4: a `signal` option, when given, is an AbortSignal (a KitError naming it otherwise). */
+export function abortSignalOption(signal: unknown, what: string): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  const candidate = signal as Partial<AbortSignal> | null;
+  if (
+    typeof candidate?.addEventListener !== 'function' ||
+    typeof candidate.removeEventListener !== 'function' ||
+    typeof candidate.aborted !== 'boolean'
+  )
+    throw new KitError(ErrorKind.Protocol, `${what}: \`signal\` must be an AbortSignal`, { fields: ['signal'] });
+  return signal as AbortSignal;
+}
+
+/**
+ * Waits for `promise` unless `signal` aborts first, then rejects with `aborted(signal)`. The promise is left to
+ * end by itself, its failure handled here either way (never an unhandled rejection).
+ */
+export function abortable<Value>(
+  promise: Promise<Value>,
+  signal: AbortSignal | undefined,
+  aborted: (signal: AbortSignal) => Error,
+): Promise<Value> {
+  if (!signal) return promise;
+  return new Promise<Value>((resolve, reject) => {
+    const onAbort = () => reject(aborted(signal));
+    void promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

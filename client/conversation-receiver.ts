@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openReceiverUpdate, receiveUpdate, releaseReceiverUpdate } from '../domain/conversation-messages';
 import { OpenReceiverRequest, ReceiverLease } from '../domain/conversation-schemas';
-import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
+import { abortable, abortSignalOption } from './cancel';
 import { ConversationId } from '../domain/ids';
 import { ConversationNotification } from '../domain/schemas';
 import type { Capability } from '../domain/capability';
@@ -133,13 +134,14 @@ export class ConversationNotificationReceiver
 
   /** The next notification; `null` at end-of-stream (and forever after a fusing error). */
   async recv(options: { signal?: AbortSignal } = {}): Promise<ConversationNotification | null> {
+    const signal = abortSignalOption(objectInput(options, 'recv options').signal, 'recv');
     const previous = this.turn;
     let finished!: () => void;
     const mine = new Promise<void>((resolve) => (finished = resolve));
     this.turn = previous.then(() => mine);
     try {
-      await abortable(previous, options.signal);
-      return await this.recvNow(options.signal);
+      await abortable(previous, signal, recvAborted);
+      return await this.recvNow(signal);
     } finally {
       finished();
     }
@@ -148,7 +150,7 @@ export class ConversationNotificationReceiver
   private async recvNow(signal: AbortSignal | undefined): Promise<ConversationNotification | null> {
     if (this.fused || this.disposed) return null;
     this.inFlight ??= this.source.next();
-    const step = await abortable(this.inFlight, signal);
+    const step = await abortable(this.inFlight, signal, recvAborted);
     this.inFlight = undefined;
     if (step.type === 'notification') return step.notification;
     this.fused = step.type === 'end' || !nonFusingKinds.has(step.error.kind);
@@ -177,34 +179,14 @@ export class ConversationNotificationReceiver
   }
 }
 
-/** Waits for `promise` unless `signal` aborts first (then rejects with a non-fusing Timeout KitError). */
-function abortable<Value>(promise: Promise<Value>, signal: AbortSignal | undefined): Promise<Value> {
-  if (!signal) return promise;
-  const abortError = () =>
-    new KitError(
-      ErrorKind.Timeout,
-      'recv aborted: the next recv() gets the item it was waiting for',
-      {
-        aborted: true,
-      },
-      { cause: signal.reason },
-    );
-  if (signal.aborted) return Promise.reject(abortError());
-  return new Promise<Value>((resolve, reject) => {
-    const onAbort = () => reject(abortError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
+/** What an aborted recv rejects with: a non-fusing Timeout KitError. */
+const recvAborted = (signal: AbortSignal) =>
+  new KitError(
+    ErrorKind.Timeout,
+    'recv aborted: the next recv() gets the item it was waiting for',
+    { aborted: true },
+    { cause: signal.reason },
+  );
 
 /** Long-polls the conversation workflow; keeps the lease alive between polls. */
 class ConversationSource implements NotificationSource {

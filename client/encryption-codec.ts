@@ -77,6 +77,42 @@ function decrypt(payload: Payload, keys: ReadonlyMap<string, Uint8Array>): Paylo
   }
 }
 
+const typeName = (value: unknown) =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+// ArrayBuffer.isView, not instanceof: a Buffer from another realm (a jest sandbox) is no Uint8Array here.
+const isBytes = (value: unknown) => value === undefined || value === null || ArrayBuffer.isView(value);
+
+/** Why `payload` is not a Payload (objects of bytes), or undefined when it is one. */
+function payloadProblem(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    return ` is ${typeName(payload)}, expected an object`;
+  }
+  const { metadata, data } = payload as Payload;
+  if (!isBytes(data)) return `.data is ${typeName(data)}, expected bytes (a Uint8Array)`;
+  if (metadata === undefined || metadata === null) return undefined;
+  if (typeof metadata !== 'object' || Array.isArray(metadata)) {
+    return `.metadata is ${typeName(metadata)}, expected an object of bytes`;
+  }
+  const bad = Object.entries(metadata).find(([, value]) => !isBytes(value));
+  return bad && `.metadata[${JSON.stringify(bad[0])}] is ${typeName(bad[1])}, expected bytes (a Uint8Array)`;
+}
+
+/**
+ * `payloads` itself when it is an array of Payloads; a Protocol KitError naming what is wrong
+ * otherwise (callers outside TypeScript can pass anything, and a bad field would fail deep in
+ * the cipher or the protobuf writer with a TypeError that names neither the payload nor the field).
+ */
+function payloadList(payloads: unknown, operation: 'encode' | 'decode'): Payload[] {
+  if (!Array.isArray(payloads)) {
+    throw KitError.protocol(`codec.${operation}: expected an array of payloads, got ${typeName(payloads)}`);
+  }
+  payloads.forEach((payload, index) => {
+    const problem = payloadProblem(payload);
+    if (problem) throw KitError.protocol(`codec.${operation}: payloads[${index}]${problem}`);
+  });
+  return payloads as Payload[];
+}
+
 /**
  * A reference to externally stored data (Temporal's experimental external storage) carries only a
  * storage claim; it is left as it is, the stored data being the driver's to protect.
@@ -113,9 +149,13 @@ export function createEncryptionCodec(options: EncryptionCodecOptions): PayloadC
   const encryptingKey: CodecKey = { id: keys[0]!.id, key: byId.get(keys[0]!.id)! };
   return {
     encode: async (payloads) =>
-      payloads.map((payload) => (isReference(payload) ? payload : encrypt(payload, encryptingKey))),
+      payloadList(payloads, 'encode').map((payload) =>
+        isReference(payload) ? payload : encrypt(payload, encryptingKey),
+      ),
     decode: async (payloads) =>
-      payloads.map((payload) => (isEncrypted(payload) ? decrypt(payload, byId) : payload)),
+      payloadList(payloads, 'decode').map((payload) =>
+        isEncrypted(payload) ? decrypt(payload, byId) : payload,
+      ),
   };
 }
 

@@ -5,7 +5,7 @@ import { parseId, relatedId } from '../domain/ids';
 import { Capability } from '../domain/capability';
 import { LiveCursor, type LiveCallId, type LiveEnd } from '../domain/live-output';
 import { conversationHandle } from './conversations';
-import { withCancel } from './cancel';
+import { abortable, abortSignalOption, withCancel } from './cancel';
 import { executeUpdate, longPoll } from './updates';
 
 /**
@@ -43,7 +43,8 @@ const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
  * Watches what a thread's model calls generate, as they generate it (SPEC S10.1): yields the text of the
- * current call so far, then each batch as it arrives, until `signal` aborts. Watching is what makes a
+ * current call so far, then each batch as it arrives, until `signal` aborts or the thread has ended
+ * (after its last call's text). Watching is what makes a
  * model call stream (a call nobody watches sends nothing); the finished answer is also the thread's
  * durable `message` notification (S5.2). Not exclusive: any number of watchers may watch a thread.
  *
@@ -59,12 +60,13 @@ export async function* watchOutput(
 ): AsyncGenerator<LiveOutputEvent> {
   const thread = parseId('thread', threadId, 'threadId');
   objectInput(options, 'watchOutput options');
+  const signal = abortSignalOption(options.signal, 'watchOutput');
   parseInput(Capability, options.capability, 'capability');
   if (options.cursor !== undefined) parseInput(LiveCursor, options.cursor, 'cursor');
   const handle = conversationHandle(client, relatedId('conversation', thread));
   let cursor: LiveCursor = options.cursor ?? { offset: 0, ended: false };
   let failures = 0;
-  while (!options.signal?.aborted) {
+  while (!signal?.aborted) {
     const request = {
       from: options.capability,
       cursor,
@@ -77,11 +79,10 @@ export async function* watchOutput(
       // The poll's RPC is cancelled with the watch, so none is left running when the caller closes the
       // connection (a retry of it would then throw from a timer). Through a signal of its own: the
       // connection adds a listener per call to the signal it is given and never removes it.
-      const signal = options.signal;
-      view = await (signal ? abortable(withCancel(client, signal, poll), signal) : poll());
+      view = await (signal ? abortable(withCancel(client, signal, poll), signal, watchAborted) : poll());
       failures = 0;
     } catch (error) {
-      if (options.signal?.aborted) return;
+      if (signal?.aborted) return;
       const kitError = error instanceof KitError ? error : undefined;
       // A conversation not started yet (a thread spawning) or continuing as new: look again shortly.
       const retry =
@@ -93,27 +94,26 @@ export async function* watchOutput(
       await pause(Math.min(2_000, 100 * failures));
       continue;
     }
-    if (view.closed && !view.call) {
-      await pause(50);
-      continue;
+    if (view.call) {
+      const started = !cursor.call || !sameCall(cursor.call, view.call);
+      if (view.text.length > 0 || started) {
+        yield {
+          type: 'text',
+          threadId: thread,
+          call: view.call,
+          offset: view.offset,
+          text: view.text,
+          started,
+          cut: view.cut,
+        };
+      }
+      if (view.end && (started || !cursor.ended)) {
+        yield { type: 'end', threadId: thread, call: view.call, end: view.end, length: view.length };
+      }
+      cursor = { call: view.call, offset: view.length, ended: view.end !== undefined };
     }
-    if (!view.call) continue;
-    const started = !cursor.call || !sameCall(cursor.call, view.call);
-    if (view.text.length > 0 || started) {
-      yield {
-        type: 'text',
-        threadId: thread,
-        call: view.call,
-        offset: view.offset,
-        text: view.text,
-        started,
-        cut: view.cut,
-      };
-    }
-    if (view.end && (started || !cursor.ended)) {
-      yield { type: 'end', threadId: thread, call: view.call, end: view.end, length: view.length };
-    }
-    cursor = { call: view.call, offset: view.length, ended: view.end !== undefined };
+    // The thread has ended: that was the last of its output.
+    if (view.threadEnded) return;
     if (view.closed) await pause(50);
   }
 }
@@ -121,13 +121,4 @@ export async function* watchOutput(
 const sameCall = (left: LiveCallId, right: LiveCallId) =>
   left.turn === right.turn && left.step === right.step && left.attempt === right.attempt;
 
-/** Waits for `promise` unless `signal` aborts first (then rejects; the poll is left to end by itself). */
-function abortable<Value>(promise: Promise<Value>, signal: AbortSignal | undefined): Promise<Value> {
-  if (!signal) return promise;
-  return new Promise<Value>((resolve, reject) => {
-    const onAbort = () => reject(new KitError(ErrorKind.Timeout, 'watch aborted'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
+const watchAborted = () => new KitError(ErrorKind.Timeout, 'watch aborted');

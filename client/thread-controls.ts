@@ -12,7 +12,7 @@ import {
   type WaitRequestInput,
   type WaitResult,
 } from '../domain/control';
-import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
 import { newId, parseId, type ThreadId } from '../domain/ids';
 import {
   closeThreadUpdate,
@@ -54,6 +54,8 @@ import { executeUpdate, longPoll } from './updates';
  */
 export class ThreadControls {
   readonly capability: Capability;
+  /** The latest turn a message sent from here asked of each thread, until a wait has seen it end. */
+  private readonly askedTurns = new Map<string, number>();
 
   constructor(
     private readonly handle: WorkflowHandle<typeof rootRunWorkflow>,
@@ -69,6 +71,7 @@ export class ThreadControls {
    * the capability cannot check them itself.
    */
   async *streamTree(options: TreeReadOptions): AsyncGenerator<TreeEvent> {
+    objectInput(options, 'streamTree options');
     const rootPath = options.rootPath ?? (await this.loadThread(this.capability.threadId))?.path;
     yield* streamTree(readingClientOf(this.handle.client), this.capability.rootId, {
       ...options,
@@ -120,6 +123,11 @@ export class ThreadControls {
       ),
       parsed.recipient,
     );
+    if (receipt.turn !== undefined)
+      this.askedTurns.set(
+        parsed.recipient,
+        Math.max(receipt.turn, this.askedTurns.get(parsed.recipient) ?? 0),
+      );
     // The recipient answers without the content, which the sender has (SPEC S3.10).
     return { ...receipt, content: parsed.content };
   }
@@ -142,9 +150,21 @@ export class ThreadControls {
   /** SPEC S4.7: the threads' latest turns once one ends a turn or is terminal; `timedOut` otherwise. */
   async wait(request: WaitRequestInput): Promise<WaitResult> {
     const parsed = parseInput(WaitRequest, request, 'wait request');
-    return waitAcrossRuns(parsed, (once) =>
-      longPoll(() => executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait')),
+    // A thread this sent a triggering message counts once that message's turn has ended, not while it
+    // is idle before it: the turn's start may not have reached the root yet (SPEC S4.7).
+    const turns: Record<string, number> = { ...parsed.turns };
+    for (const id of parsed.threadIds) {
+      const asked = this.askedTurns.get(id);
+      if (turns[id] === undefined && asked !== undefined) turns[id] = asked;
+    }
+    const result = await waitAcrossRuns(
+      { ...parsed, ...(Object.keys(turns).length > 0 ? { turns } : {}) },
+      (once) => longPoll(() => executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait')),
     );
+    for (const { threadId, status, latestTurn } of result.outcomes)
+      if (isTerminal(status) || (latestTurn?.turn ?? 0) >= (this.askedTurns.get(threadId) ?? Infinity))
+        this.askedTurns.delete(threadId);
+    return result;
   }
 
   /** SPEC S4.6: cancels the thread's running turn (its activities too); the thread stays alive and idle. */

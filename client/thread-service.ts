@@ -8,7 +8,7 @@ import {
   type RootRunResult,
   type ShutdownReport,
 } from '../domain/control';
-import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
 import { parseId, type ThreadId } from '../domain/ids';
 import {
   approvalPolicyQuery,
@@ -87,10 +87,16 @@ export class ThreadService {
     return rootCapability(this.capability, this.rootThreadId);
   }
 
-  /** SPEC S3.4: the controls bound to the root thread, for the root kernel (or a backend acting as root). */
+  /**
+   * SPEC S3.4: the controls bound to the root thread, for the root kernel (or a backend acting as root);
+   * the same object each call, so a `wait` knows the turns its messages asked for.
+   */
   rootControls(): ThreadControls {
-    return new ThreadControls(this.handle, this.rootCapability);
+    this.controls ??= new ThreadControls(this.handle, this.rootCapability);
+    return this.controls;
   }
+
+  private controls: ThreadControls | undefined;
 
   /**
    * SPEC S3.9: the capability of one thread of this run, for a service that acts as that thread (its
@@ -127,6 +133,7 @@ export class ThreadService {
    * start or after a cursor, readable after the run has ended ({@link streamTree}).
    */
   async *streamTree(options: TreeReadOptions & { threadId?: string }): AsyncGenerator<TreeEvent> {
+    objectInput(options, 'streamTree options');
     const ancestors =
       options.threadId && options.threadId !== this.rootThreadId
         ? (await this.capabilityOf(options.threadId)).lineage

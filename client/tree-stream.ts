@@ -1,5 +1,6 @@
+import { z } from 'zod';
 import { setMaxListeners } from 'node:events';
-import type { ReadingClient } from './cancel';
+import { abortSignalOption, type ReadingClient } from './cancel';
 import { Capability, rootCapability, RunKey } from '../domain/capability';
 import type { InteractionResolution } from '../domain/conversation-schemas';
 import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
@@ -142,11 +143,12 @@ export const sendWaitMs = 10_000;
 /** SPEC S2.4: a stream's options are checked before it reads anything. */
 function checkStreamOptions(options: StreamTreeOptions): void {
   objectInput(options, 'streamTree options');
-  const signal = options.signal as Partial<AbortSignal> | undefined;
-  if (typeof signal?.addEventListener !== 'function' || typeof signal.aborted !== 'boolean')
+  if (abortSignalOption(options.signal, 'streamTree') === undefined)
     throw new KitError(ErrorKind.Protocol, 'streamTree: `signal` must be an AbortSignal', {
       fields: ['signal'],
     });
+  if (options.receiptWaitMs !== undefined)
+    parseInput(z.number().int().min(0).max(24 * 3_600_000), options.receiptWaitMs, 'receiptWaitMs');
   if ('capability' in options) parseInput(Capability, options.capability, 'capability');
   else parseInput(RunKey, (options as { runKey?: unknown }).runKey, 'runKey');
 }

@@ -76,7 +76,8 @@ export type WatchOutputRequest = z.input<typeof WatchOutputRequest>;
  * What a watcher gets: the current call and its text from `offset` (the cursor's, or the start of what
  * is kept when the call is new to the watcher; `cut` characters before it were dropped), `length` its
  * text so far, `end` once it ended. `closed`: the conversation hands over (continues as new or
- * completes): poll again. No call yet: `call` absent.
+ * completes): poll again. `threadEnded`: the thread has ended, so this is the last of its output. No
+ * call yet: `call` absent.
  */
 export interface LiveOutputView {
   conversationId: string;
@@ -87,6 +88,7 @@ export interface LiveOutputView {
   cut: number;
   end?: LiveEnd;
   closed?: boolean;
+  threadEnded?: boolean;
 }
 
 /** What a conversation carries of live output through continue-as-new (bounded by maxLiveTextChars). */

@@ -36,8 +36,17 @@ export const WaitRequest = z
       .min(0)
       .max(24 * 3_600_000)
       .default(defaultWaitTimeoutMs),
+    /**
+     * A turn to wait for, by thread (a triggering message's receipt says which): such a thread counts
+     * once that turn has ended, not while it is idle before it (its start may not have reached the root).
+     */
+    turns: z.record(ThreadId, z.number().int().min(1)).optional(),
   })
-  .strict();
+  .strict()
+  .refine((request) => Object.keys(request.turns ?? {}).every((id) => (request.threadIds as string[]).includes(id)), {
+    message: 'every thread of `turns` is one of `threadIds`',
+    path: ['turns'],
+  });
 export type WaitRequest = z.infer<typeof WaitRequest>;
 export type WaitRequestInput = z.input<typeof WaitRequest>;
 

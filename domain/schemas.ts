@@ -136,14 +136,12 @@ export const AgentSpec = z
 export type AgentSpec = z.infer<typeof AgentSpec>;
 export type AgentSpecInput = z.input<typeof AgentSpec>;
 
-/** SPEC S4.1. The caller's identity is never part of the request: it comes from the scope. */
 /**
  * Largest agent spec or spawn request, in UTF-8 bytes of its JSON. It travels in workflow commands and
  * state: Temporal refuses a payload over 2 MiB and a workflow task's whole answer over 4 MiB, and a
  * root run that cannot answer its task is stuck.
  */
 export const maxSpecBytes = 512 * 1024;
-
 /** A root's spec is smaller: the root's continue-as-new input also carries the whole tree's registry. */
 export const maxRootSpecBytes = 256 * 1024;
 
@@ -170,6 +168,7 @@ const spawnRequestObject = AgentSpec.extend({
     .strict()
     .optional(),
 }).strict();
+/** SPEC S4.1. The caller's identity is never part of the request: it comes from the scope. */
 export const SpawnRequest = spawnRequestObject.superRefine(fitsSpecBytes);
 export type SpawnRequest = z.infer<typeof SpawnRequest>;
 export type SpawnRequestInput = z.input<typeof SpawnRequest>;
@@ -247,14 +246,15 @@ export const InterAgentMessage = z
     content: z.string(),
     triggerTurn: z.boolean(),
     sentAt: z.string(),
+    /** The turn that takes it, when it asks for one (a receipt's: `wait` waits for that turn). */
+    turn: z.number().int().min(1).optional(),
   })
   .strict();
 export type InterAgentMessage = z.infer<typeof InterAgentMessage>;
 
-/** What a notification says (SPEC S5.1): passive `message`/`status`, or an `interaction` to answer. */
 /** The longest text a notification carries: larger ones are refused (Protocol) before reaching Temporal. */
 export const maxNotificationText = 100_000;
-
+/** What a notification says (SPEC S5.1): passive `message`/`status`, or an `interaction` to answer. */
 export const NotificationBody = z.discriminatedUnion('type', [
   z.object({ type: z.literal('message'), text: z.string().max(maxNotificationText) }).strict(),
   z

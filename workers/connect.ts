@@ -1,7 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, ServiceError, isGrpcServiceError } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import { readFileSync } from 'node:fs';
+import { ErrorKind, KitError } from '../domain/errors';
 import { loadCodecKeys } from '../client/codec-keys';
 import { createEncryptionCodec, createKeylessCodec } from '../client/encryption-codec';
 import { grpcRetryInterceptor } from '../client/grpc-retry';
@@ -47,11 +48,13 @@ export async function connectClient(
   config: EnvironmentConfig,
   options: { connectTimeoutMs?: number; tracing?: Tracing | undefined } = {},
 ): Promise<Client> {
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   const connection = await Connection.connect({
     ...connectionOptions(config),
     interceptors: [grpcRetryInterceptor()],
-    ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}),
+    connectTimeout: connectTimeoutMs,
   });
+  await ensureTemporal(connection, Date.now() + connectTimeoutMs);
   // Without keys, a codec that only turns "Unknown encoding: binary/encrypted" into an error that says
   // to set the keys.
   const codec = configuredCodec(config) ?? createKeylessCodec();
@@ -70,9 +73,55 @@ export async function connectClient(
   });
 }
 
-/** A worker connection to the same service. */
+/** gRPC's status for a method the server does not have. */
+const unimplemented = 12;
+
+/**
+ * Fails unless what answered the connection is Temporal. `Connection.connect` takes UNIMPLEMENTED from
+ * GetSystemInfo for a Temporal server too old to have it and carries on, but every server this SDK
+ * supports has it: that answer comes from something else (an HTTP/2 proxy or web server answering
+ * 404), and the first real call would then fail with a message that names no address.
+ */
+async function ensureTemporal(connection: Connection, deadline: number): Promise<void> {
+  try {
+    await connection.withDeadline(deadline, () => connection.workflowService.getSystemInfo({}));
+  } catch (error) {
+    if (!isGrpcServiceError(error) || error.code !== unimplemented) throw error;
+    throw new ServiceError(notTemporal, { cause: error });
+  }
+}
+
+const notTemporal = 'something answers there, but not as Temporal (is the address right?)';
+
+/**
+ * A worker connection to the same service. An unreachable server (or something there that is not
+ * Temporal) is an Integration KitError naming the address, as for CLI commands.
+ */
 export async function connectWorker(config: EnvironmentConfig): Promise<NativeConnection> {
   // Loaded here, not at the top: a process that only needs a client does not pay for the worker SDK.
   const { NativeConnection } = await import('@temporalio/worker');
-  return NativeConnection.connect(connectionOptions(config));
+  const options = connectionOptions(config); // an unreadable TLS file is its own error, not "cannot reach"
+  const address = config.TEMPORAL_ADDRESS;
+  try {
+    return await NativeConnection.connect(options);
+  } catch (error) {
+    throw new KitError(
+      ErrorKind.Integration,
+      `cannot reach Temporal at ${address}: ${whyWorkerCannotConnect(error)}`,
+      { address },
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * The gist of the worker SDK's connect error, a Rust debug dump such as
+ * `tonic::transport::Error(Transport, ConnectError(… message: "Connection refused" …))`.
+ */
+function whyWorkerCannotConnect(error: unknown): string {
+  const text = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+  if (/HTTP status code|with status: \d{3}|not implemented/i.test(text)) return `${notTemporal}: ${text}`;
+  if (!/ConnectError|transport|timed out|deadline/i.test(text)) return text;
+  const reason = /message: "([^"]+)"/.exec(text)?.[1]?.toLowerCase() ?? 'no answer';
+  return `${reason}; is it running? (agents-kit dev starts one; --address or TEMPORAL_ADDRESS says where)`;
 }

@@ -1,7 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { ErrorKind, KitError } from '../domain/errors';
 import { searchAttributeRegistrations } from '../domain/search-attributes';
 import { ensureTemporalBinary } from './temporal-binary';
 
@@ -102,12 +105,15 @@ export function freePort(): Promise<number> {
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const execFileAsync = promisify(execFile);
 
 /**
  * Starts the real Temporal server (`temporal server start-dev`: SQLite persistence, Web UI, agents-kit's
  * search attributes) and resolves once it answers a health check. The binary is found or built first
  * (`ensureTemporalBinary`). A reaper process stops the server if this process dies without stopping it
- * (SIGKILL included). Use it for local development and for tests of your own agents.
+ * (SIGKILL included). Use it for local development and for tests of your own agents. A `port` or
+ * `uiPort` that something already listens on (another Temporal server, say) is a `Conflict` KitError
+ * naming the port (its `details`: `{ port, option }`), and nothing is left running.
  *
  * @example
  * // jest globalSetup / beforeAll
@@ -116,22 +122,55 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * // … afterAll: await server.stop();
  */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
-  // A free port can be taken by someone else before the server binds it; the server then exits at
-  // once. When the port it could not bind is one of ours (not one the caller fixed), try again on
-  // fresh ones.
-  const fixed = [options.port, options.uiPort].filter((port) => port !== undefined).map(String);
+  // A free port can be taken by someone else before the server binds it. When that port is one of ours
+  // (not one the caller fixed), try again on fresh ones.
   for (let attempt = 0; ; attempt++) {
     try {
       return await startDevServerOnce(options);
     } catch (error) {
-      if (attempt >= 2 || !(error instanceof Error) || !/exited before answering/.test(error.message))
-        throw error;
-      const taken = [...error.message.matchAll(/:(\d+): bind/g)].map((match) => match[1]);
-      if (taken.some((port) => fixed.includes(port!)) || (taken.length === 0 && fixed.length > 0))
-        throw error;
-      process.stderr.write(`[temporal] ${error.message}; starting it again on other ports\n`);
+      const conflict = portConflictOf(error);
+      const fixed = conflict?.option !== undefined && options[conflict.option] !== undefined;
+      if (attempt >= 2 || conflict === undefined || fixed) throw error;
+      process.stderr.write(`[temporal] ${(error as Error).message}; starting it again on other ports\n`);
     }
   }
+}
+
+/** The dev server's options that fix a port. */
+export type PortOption = 'port' | 'uiPort';
+
+/** What a port conflict's KitError carries: the port, and the option that fixed it (none: one of ours). */
+export interface PortConflict {
+  port: number;
+  option: PortOption | undefined;
+}
+
+function portConflict(port: number, option: PortOption | undefined): KitError {
+  const what = option === 'uiPort' ? 'the Web UI port' : option === 'port' ? 'the Temporal port' : 'port';
+  const details: PortConflict = { port, option };
+  return new KitError(
+    ErrorKind.Conflict,
+    `${what} ${port} is already in use on 127.0.0.1 (another Temporal server?): stop what listens there or choose another port`,
+    details,
+  );
+}
+
+/** The port and option of a {@link startDevServer} port conflict; undefined for any other error. */
+export function portConflictOf(error: unknown): PortConflict | undefined {
+  if (!KitError.is(error) || error.kind !== ErrorKind.Conflict) return undefined;
+  const details = error.details as Partial<PortConflict> | undefined;
+  return typeof details?.port === 'number' ? { port: details.port, option: details.option } : undefined;
+}
+
+/** Whether something listens on 127.0.0.1:`port`, where the dev server would bind it. */
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const probe = createServer();
+    probe.unref();
+    // Any other refusal (a privileged port, say) is the server's to report when it tries.
+    probe.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'EADDRINUSE'));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => done(false)));
+  });
 }
 
 /** `count` ports that were free a moment ago, distinct from each other and from `taken`. */
@@ -144,8 +183,16 @@ async function freePorts(count: number, taken: readonly number[]): Promise<numbe
   return ports;
 }
 
-async function serverArguments(options: DevServerOptions, port: number, uiPort: number, dbFile: string) {
-  const [httpPort, metricsPort] = await freePorts(2, [port, uiPort]);
+/** The ports a dev server listens on. */
+interface ServerPorts {
+  port: number;
+  uiPort: number;
+  httpPort: number;
+  metricsPort: number;
+}
+
+function serverArguments(options: DevServerOptions, ports: ServerPorts, dbFile: string) {
+  const { port, uiPort, httpPort, metricsPort } = ports;
   const args = [
     'server',
     'start-dev',
@@ -193,13 +240,22 @@ const tick = () => {
 tick();`;
 
 async function startDevServerOnce(options: DevServerOptions): Promise<DevServer> {
-  const binary = await ensureTemporalBinary();
   const port = options.port ?? (await freePort());
   const uiPort = options.uiPort ?? (await freePorts(1, [port]))[0]!;
+  const optionOf = (taken: number): PortOption | undefined =>
+    taken === port ? 'port' : taken === uiPort && !options.headless ? 'uiPort' : undefined;
+  // Checked before anything starts: the health check below would otherwise be answered by whatever
+  // Temporal server holds the port, while ours exits for want of it.
+  for (const wanted of options.headless ? [port] : [port, uiPort]) {
+    if (await portInUse(wanted)) throw portConflict(wanted, optionOf(wanted));
+  }
+  const binary = await ensureTemporalBinary();
   const namespace = options.namespace ?? 'default';
   const dbFile = resolve(options.dbFile ?? join(defaultDataDir(), `temporal-${port}.sqlite`));
   mkdirSync(dirname(dbFile), { recursive: true });
-  const server = spawn(binary, await serverArguments(options, port, uiPort, dbFile), {
+  const [httpPort, metricsPort] = await freePorts(2, [port, uiPort]);
+  const ports = { port, uiPort, httpPort: httpPort!, metricsPort: metricsPort! };
+  const server = spawn(binary, serverArguments(options, ports, dbFile), {
     stdio: ['ignore', options.quiet === false ? 'inherit' : 'ignore', 'pipe'],
   });
   // The start of stderr (where a failure's cause is) and its end.
@@ -212,6 +268,7 @@ async function startDevServerOnce(options: DevServerOptions): Promise<DevServer>
   const exited = new Promise<{ code: number | null; signal: string | null }>((done) =>
     server.on('exit', (code, signal) => done({ code, signal })),
   );
+  const closed = new Promise<void>((done) => server.on('close', () => done()));
   const reaper = spawn(process.execPath, ['-e', reaperSource, String(process.pid), String(server.pid)], {
     detached: true,
     stdio: 'ignore',
@@ -232,26 +289,25 @@ async function startDevServerOnce(options: DevServerOptions): Promise<DevServer>
       // the reaper already left
     }
   };
+  const exitFailure = async (): Promise<Error> => {
+    await closed; // all of stderr read
+    const taken = /:(\d+): bind: address already in use/.exec(stderrHead + stderr)?.[1];
+    if (taken) return portConflict(Number(taken), optionOf(Number(taken)));
+    // The cause is near the top (a panic's stack follows it); show that and the last lines.
+    const cause = stderrHead.split('\n').filter((line) => /panic|fatal|error|in use/i.test(line));
+    const last = stderr.trim().split('\n').slice(-2);
+    return new KitError(
+      ErrorKind.Integration,
+      `temporal server start-dev exited before answering: ${[...cause.slice(0, 3), ...last].join(' | ')}`,
+    );
+  };
 
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (server.exitCode !== null || server.signalCode !== null) {
-      // The cause is near the top (a panic's stack follows it); show that and the last lines.
-      const cause = stderrHead.split('\n').filter((line) => /panic|fatal|error|in use/i.test(line));
-      const last = stderr.trim().split('\n').slice(-2);
-      throw new Error(
-        `temporal server start-dev exited before answering: ${[...cause.slice(0, 3), ...last].join(' | ')}`,
-      );
-    }
-    const health = spawnSync(binary, ['operator', 'cluster', 'health', '--address', address], {
-      encoding: 'utf8',
-    });
-    if (health.status === 0 && /SERVING/.test(health.stdout)) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`temporal dev server on ${address} did not become healthy within 60 s`);
-    }
-    await sleep(200);
+  try {
+    await untilServing(binary, ports, server, exited);
+  } catch (error) {
+    const exitedEarly = server.exitCode !== null || server.signalCode !== null;
+    await stop();
+    throw exitedEarly ? await exitFailure() : error;
   }
   return {
     binary,
@@ -263,4 +319,63 @@ async function startDevServerOnce(options: DevServerOptions): Promise<DevServer>
     stop,
     exited,
   };
+}
+
+/**
+ * Resolves once the server answers a health check on its gRPC port and its HTTP API on its own fresh
+ * port, while it still runs; fails as soon as it exits. The gRPC port alone could be answered by
+ * another server that took it after the check above (ours then exits), the fresh port only by ours.
+ */
+async function untilServing(
+  binary: string,
+  ports: ServerPorts,
+  server: ChildProcess,
+  exited: Promise<unknown>,
+): Promise<void> {
+  const address = `127.0.0.1:${ports.port}`;
+  const running = () => server.exitCode === null && server.signalCode === null;
+  const answers = async () =>
+    (await Promise.all([answersHealthCheck(binary, address), answersHttp(ports.httpPort)])).every(Boolean);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const serving = await Promise.race([answers(), exited.then(() => false)]);
+    if (!running()) throw new KitError(ErrorKind.Integration, 'temporal server start-dev exited');
+    if (serving) return;
+    if (Date.now() > deadline) {
+      throw new KitError(
+        ErrorKind.Timeout,
+        `temporal dev server on ${address} did not become healthy within 60 s`,
+      );
+    }
+    await Promise.race([sleep(200), exited]);
+  }
+}
+
+/** Whether the Temporal server at `address` says it is serving. */
+async function answersHealthCheck(binary: string, address: string): Promise<boolean> {
+  try {
+    const health = await execFileAsync(binary, ['operator', 'cluster', 'health', '--address', address], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    return /SERVING/.test(health.stdout);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether Temporal's HTTP API answers on `httpPort`. */
+function answersHttp(httpPort: number): Promise<boolean> {
+  return new Promise((done) => {
+    // `agent: false`: a connection of its own, closed after the answer, so none lingers once ready.
+    const request = get(
+      { host: '127.0.0.1', port: httpPort, path: '/api/v1/system-info', agent: false, timeout: 10_000 },
+      (response) => {
+        response.resume();
+        done(response.statusCode === 200);
+      },
+    );
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => done(false));
+  });
 }

@@ -68,6 +68,7 @@ export { tracingSinks } from './tracing-sink';
 export {
   defaultCodecCorsOrigins,
   defaultCodecMaxBodyBytes,
+  defaultCodecMaxPayloads,
   startCodecServer,
   type CodecServer,
   type CodecServerOptions,

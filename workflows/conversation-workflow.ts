@@ -158,6 +158,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     slots,
     lifetime,
     handingOver: () => handingOver,
+    ownerEnded: () => ownerEndedAtMs !== undefined,
     waitMs: input.receiveWaitMs,
   });
 

@@ -1,4 +1,4 @@
-import { setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import { liveOutputSignal, watchOutputUpdate } from '../domain/conversation-messages';
 import {
   LiveChunk,
@@ -13,6 +13,7 @@ import {
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { guarded } from './failures';
 import { KeptTimer } from './kept-timer';
+import { patches } from './patches';
 import type { PollSlots } from './poll-slots';
 import type { RunLifetime } from './run-lifetime';
 import { dropReasonOf, signalDropped } from './workflow-metrics';
@@ -32,6 +33,8 @@ export interface LiveOutputHost {
   lifetime: RunLifetime;
   /** The run is handing over (continuing as new or completing): waiting watchers answer at once. */
   handingOver: () => boolean;
+  /** The thread's end has arrived: nothing more streams here. */
+  ownerEnded: () => boolean;
   /** Longest a watch waits server-side unless it asks for less. */
   waitMs: number;
 }
@@ -82,8 +85,10 @@ export function registerLiveOutput(host: LiveOutputHost): LiveOutput {
         markWatched();
         const ready = () => host.handingOver() || live.hasNewsFor(request.cursor);
         const waitMs = Math.min(request.waitMs ?? host.waitMs, host.waitMs);
-        if (!ready() && waitMs > 0) await timer.waitUntil(Date.now() + waitMs, ready);
-        const view = live.read(host.conversationId, request.cursor);
+        const ended = host.ownerEnded() && patched(patches.watchEndsWithThread);
+        if (!ended && !ready() && waitMs > 0) await timer.waitUntil(Date.now() + waitMs, ready);
+        const view: LiveOutputView = live.read(host.conversationId, request.cursor);
+        if (ended) view.threadEnded = true;
         return host.handingOver() ? { ...view, closed: true } : view;
       }),
     ),

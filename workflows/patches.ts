@@ -281,4 +281,11 @@ export const patches = {
    * a publish signal fails so (workflows/thread-conversation.ts).
    */
   conversationGoneDenies: 'conversationGoneDenies',
+  /**
+   * SPEC S10.1: a watch of live output whose thread has ended answers at once, saying so (the watcher's
+   * iteration ends), instead of waiting out its long-poll: nothing streams from an ended thread. Before
+   * it a watcher of an ended thread polled for good, each poll a billable update. Asked only for a watch
+   * that arrives once the thread has ended (workflows/live-output-handlers.ts).
+   */
+  watchEndsWithThread: 'watchEndsWithThread',
 } as const satisfies Readonly<Record<string, string>>;

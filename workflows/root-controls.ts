@@ -3,7 +3,13 @@ import { WaitRequest, type WaitResult } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
 import type { RootRunState } from '../domain/run-state';
-import { isTerminal, SendMessageRequest, type ControlScope, type InterAgentMessage } from '../domain/schemas';
+import {
+  isTerminal,
+  SendMessageRequest,
+  type AgentThread,
+  type ControlScope,
+  type InterAgentMessage,
+} from '../domain/schemas';
 import { callBudget } from './call-budget';
 import type { AgentControls } from './kernel';
 import type { RootHost } from './root-host';
@@ -86,7 +92,12 @@ export async function waitForTurns(
     }
   }
   const threads = () => request.threadIds.map((threadId) => state.record(threadId)!.thread);
-  const settled = () => threads().some((thread) => thread.status === 'idle' || isTerminal(thread.status));
+  const counts = (thread: AgentThread) => {
+    const turn = request.turns?.[thread.id];
+    if (isTerminal(thread.status)) return true;
+    return turn === undefined ? thread.status === 'idle' : thread.turnsCompleted >= turn;
+  };
+  const settled = () => threads().some(counts);
   const deadline = Date.now() + request.timeoutMs;
   // Threads its earlier runs started may have ended unheard of: asked beside the wait, whose condition
   // sees what the ask finds (awaited first in histories from before `earlierRunEndsAskedBeside`).

@@ -106,9 +106,11 @@ export class ThreadOperations {
       sentAt: new Date().toISOString(),
     });
     if (message.triggerTurn) this.ports.requestTurn();
-    const { content: _content, ...remembered } = message;
+    // The turn that takes it: the next to start (this one's, when idle; after the running one's end).
+    const receipt = message.triggerTurn ? { ...message, turn: this.ports.thread().turnsStarted + 1 } : message;
+    const { content: _content, ...remembered } = receipt;
     this.recent.remember(key, parsed, remembered);
-    return message;
+    return receipt;
   }
 
   /** `useRoom`: whether a full mailbox may take a short message that asks for the turn (domain/mailbox.ts). */

@@ -127,6 +127,28 @@ describe('createEncryptionCodec', () => {
     expect(() => createEncryptionCodec({ keys: [key('no spaces')] })).toThrow(KitError);
   });
 
+  test.each([
+    ['not an array', 'payload' as unknown, /^codec\.(en|de)code: expected an array of payloads, got string$/],
+    ['undefined', undefined, /expected an array of payloads, got undefined$/],
+    [
+      'an array holding null',
+      [plain('ok'), null],
+      /^codec\.(en|de)code: payloads\[1\] is null, expected an object$/,
+    ],
+    ['data that is not bytes', [{ data: 'text' }], /payloads\[0\]\.data is string, expected bytes/],
+    [
+      'metadata that is not bytes',
+      [{ metadata: { encoding: 5 } }],
+      /payloads\[0\]\.metadata\["encoding"\] is number/,
+    ],
+  ])('encode and decode of %s fail with a Protocol error naming it', async (_case, payloads, message) => {
+    for (const operation of [codec.encode, codec.decode]) {
+      const error = await errorOf(operation(payloads as Payload[]));
+      expect(error.kind).toBe('Protocol');
+      expect(error.message).toMatch(message);
+    }
+  });
+
   test('property: any payload round-trips, and its bytes are what @temporalio/proto writes', async () => {
     const payload = fc.record({
       metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), fc.uint8Array({ maxLength: 40 })),

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttp2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { newId, relatedId } from '../../domain/ids';
 import { liveWatchedMemoKey } from '../../domain/live-output';
@@ -363,11 +365,28 @@ test('--help lists every command', async () => {
   );
 });
 
-test('an unreachable server is one Integration line naming the address', async () => {
-  const address = `127.0.0.1:${await freePort()}`;
-  const result = await runCli(['tree', goodRoot, '--address', address], {}, 30_000);
-  expect(result.code).toBe(1);
-  expect(result.stderr).toMatch(
-    new RegExp(`^agents-kit: Integration: cannot reach Temporal at ${address}: no answer within 3 s`),
-  );
-}, 40_000);
+test('an unreachable server, or something else there, is one Integration line naming the address', async () => {
+  // An HTTP/2 server answering 404, as a proxy or web server at a wrong address does.
+  const web = createHttp2Server((_, response) => response.writeHead(404).end());
+  await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
+  const elsewhere = `127.0.0.1:${(web.address() as AddressInfo).port}`;
+  const nobody = `127.0.0.1:${await freePort()}`;
+  try {
+    for (const [command, address, why] of [
+      ['tree', nobody, /: no answer within 3 s/],
+      ['worker', nobody, /: connection refused; is it running\?/],
+      ['tree', elsewhere, /: something answers there, but not as Temporal/],
+      ['worker', elsewhere, /: something answers there, but not as Temporal/],
+    ] as const) {
+      const args = command === 'tree' ? ['tree', goodRoot] : ['worker'];
+      const result = await runCli([...args, '--address', address], {}, 30_000);
+      expect(result.code).toBe(1);
+      // One line says why (the worker notes its start before it).
+      const last = result.stderr.trim().split('\n').at(-1);
+      expect(last).toMatch(`agents-kit: Integration: cannot reach Temporal at ${address}: `);
+      expect(last).toMatch(why);
+    }
+  } finally {
+    web.close();
+  }
+}, 180_000);

@@ -1,6 +1,8 @@
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import { connect } from 'node:net';
+import { KitError } from '../../domain/errors';
 import { createEncryptionCodec } from '../../client/encryption-codec';
 import { startCodecServer, type CodecServer } from '../../workers/codec-server';
 import { freePort } from '../../workers/dev-server';
@@ -183,6 +185,132 @@ test('a body past the limit is refused with 413, declared or streamed', async ()
   expect((await post('/decode', { payloads: [] })).status).toBe(200);
 });
 
+const emptyPayloads = (count: number) => `{"payloads":[${Array(count).fill('{}').join(',')}]}`;
+const errorOf = async (response: Response) => ((await response.json()) as { error: string }).error;
+
+test('more payloads than the limit (10,000 by default) are refused with 413 naming the limit', async () => {
+  const tooMany = await post('/encode', emptyPayloads(10_001));
+  expect(tooMany.status).toBe(413);
+  expect(await errorOf(tooMany)).toBe(
+    'too many payloads: a request may carry at most 10000 (this one has 10001); send them in smaller requests',
+  );
+  // A body of more objects than 10,000 payloads can hold is refused without parsing it.
+  const farTooMany = await post('/decode', emptyPayloads(21_000));
+  expect(farTooMany.status).toBe(413);
+  expect(await errorOf(farTooMany)).toMatch(/at most 10000 \(this one holds 21001 JSON objects\)/);
+
+  const limited = await startCodecServer({ port: 0, keys, maxPayloads: 3 });
+  try {
+    const atLimit = await fetch(`${limited.url}/encode`, { method: 'POST', body: emptyPayloads(3) });
+    expect(((await atLimit.json()) as PayloadsJson).payloads).toHaveLength(3);
+    const past = await fetch(`${limited.url}/encode`, { method: 'POST', body: emptyPayloads(4) });
+    expect(past.status).toBe(413);
+    expect(await errorOf(past)).toMatch(/at most 3 \(this one has 4\)/);
+  } finally {
+    await limited.close();
+  }
+});
+
+test('a response past four times the body limit is refused with 413, not built', async () => {
+  // 3,000 empty payloads are a 9 kB body, but each encrypted one is ~130 bytes of response.
+  const encoded = await post('/encode', emptyPayloads(3_000));
+  expect(encoded.status).toBe(413);
+  expect(await errorOf(encoded)).toBe(
+    `the response would be larger than ${4 * 64 * 1024} bytes; send fewer payloads per request`,
+  );
+  expect((await post('/encode', emptyPayloads(200))).status).toBe(200);
+});
+
+test('a small request is answered while a large one is converted', async () => {
+  const roomy = await startCodecServer({ port: 0, keys });
+  try {
+    // 10,000 empty payloads: a 30 kB body the server has read at once, then 40 slices of encryption.
+    // The small request arrives after the body: before slicing, it waited for all 10,000 payloads.
+    const body = emptyPayloads(10_000);
+    const finished: string[] = [];
+    let uploaded!: () => void;
+    const bodySent = new Promise<void>((sent) => (uploaded = sent));
+    const large = new Promise<PayloadsJson>((done, fail) => {
+      const outgoing = request(`${roomy.url}/encode`, { method: 'POST' }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => {
+          finished.push('large');
+          done(JSON.parse(text) as PayloadsJson);
+        });
+      });
+      outgoing.on('error', fail);
+      outgoing.end(body, uploaded);
+    });
+    await bodySent;
+    const small = await fetch(`${roomy.url}/encode`, {
+      method: 'POST',
+      body: JSON.stringify({ payloads: [{ metadata: { encoding: base64('json/plain') }, data: 'e30=' }] }),
+    });
+    finished.push('small');
+    expect(small.status).toBe(200);
+    expect((await large).payloads).toHaveLength(10_000);
+    expect(finished).toEqual(['small', 'large']);
+  } finally {
+    await roomy.close();
+  }
+});
+
+test('a request target that is not a URL is a 400 (absolute form)', async () => {
+  const answer = await new Promise<string>((done, fail) => {
+    const socket = connect(server.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString()));
+    socket.on('end', () => done(text));
+    socket.on('error', fail);
+    socket.end(
+      'POST http://[oops/decode HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: 2\r\n\r\n{}',
+    );
+  });
+  expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+  expect(answer).toContain('the request target \\"http://[oops/decode\\" is not a URL');
+});
+
+test.each([
+  ['no options', undefined, /^invalid codec server options: missing$/],
+  ['a port that is no number', { port: 'abc' }, /^invalid codec server options: port: .*expected number/],
+  ['a negative port', { port: -1 }, /port: Too small/],
+  ['a port past 65535', { port: 70_000 }, /port: Too big/],
+  ['a NaN port', { port: NaN }, /port: .*received NaN/],
+  ['a NaN body limit', { maxBodyBytes: NaN }, /maxBodyBytes: .*received NaN/],
+  ['a payload limit of 0', { maxPayloads: 0 }, /maxPayloads: Too small/],
+  ['origins as one string', { corsOrigins: uiOrigin }, /corsOrigins: .*expected array/],
+  ['an origin that is no URL', { corsOrigins: ['localhost'] }, /corsOrigins\.0: expected an origin/],
+  ['an empty host', { host: '' }, /host: Too small/],
+  [
+    'a host that does not resolve',
+    { host: 'no-such-host.invalid' },
+    /cannot listen on host "no-such-host\.invalid"/,
+  ],
+  ['a host not of this machine', { host: '192.0.2.1' }, /cannot listen on host "192\.0\.2\.1"/],
+])('startCodecServer refuses %s with a Protocol KitError naming it', async (_case, options, message) => {
+  const started = startCodecServer(
+    options === undefined ? (undefined as never) : ({ keys, port: 0, ...options } as never),
+  );
+  const error = await started.then(
+    async (running) => {
+      await running.close();
+      return undefined;
+    },
+    (failure: unknown) => failure,
+  );
+  expect(error).toBeInstanceOf(KitError);
+  expect((error as KitError).kind).toBe('Protocol');
+  expect((error as KitError).message).toMatch(message);
+});
+
+test('a port in use is a Conflict naming the port', async () => {
+  await expect(startCodecServer({ port: server.port, keys })).rejects.toMatchObject({
+    kind: 'Conflict',
+    message: `codec server: port ${server.port} on 127.0.0.1 is already in use; pick another port (0: any free one)`,
+  });
+});
+
 test('agents-kit codec-server: serves with AGENTS_KIT_CODEC_KEYS, prints its URL, stops on SIGTERM', async () => {
   const port = await freePort();
   const keyText = `k1:${keys[0]!.key.toString('base64')}`;
@@ -215,7 +343,7 @@ test('agents-kit codec-server: serves with AGENTS_KIT_CODEC_KEYS, prints its URL
   expect(result.stderr).toContain('codec server stopped');
 });
 
-test('agents-kit codec-server without keys, or with a bad origin, exits 1 with one clear line', async () => {
+test('agents-kit codec-server without keys, or with a bad origin or host, exits 1 with one clear line', async () => {
   const missing = await runCli(['codec-server'], { AGENTS_KIT_CODEC_KEYS: undefined });
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/^agents-kit: Protocol: codec-server: AGENTS_KIT_CODEC_KEYS is not set/);
@@ -226,4 +354,9 @@ test('agents-kit codec-server without keys, or with a bad origin, exits 1 with o
   expect(badOrigin.stderr).toMatch(
     /^agents-kit: Protocol: codec-server: --cors-origin\.0: expected an origin/,
   );
+  const badHost = await runCli(['codec-server', '--host', '192.0.2.1'], {
+    AGENTS_KIT_CODEC_KEYS: `k1:${keys[0]!.key.toString('base64')}`,
+  });
+  expect(badHost.code).toBe(1);
+  expect(badHost.stderr).toMatch(/^agents-kit: Protocol: codec server: cannot listen on host "192\.0\.2\.1"/);
 });

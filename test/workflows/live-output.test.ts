@@ -249,3 +249,47 @@ test('forged, malformed and oversized live output changes nothing; a forged watc
   expect(failed).toEqual([]);
   expect((await service.rootControls().loadThread(thread.id))?.status).toBe('idle');
 });
+
+test('a watch of an ended thread ends at once, with no polling left running', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const text = words(10, 'e');
+  policy = () => ({ text, chunkDelayMs: 5 });
+  const thread = await spawnModelThread(service, 'say ten words, then end');
+  await untilTurns(service, thread.id, 1);
+  await service.rootControls().close(thread.id);
+  await eventually(
+    () => service.rootControls().loadThread(thread.id),
+    (loaded) => loaded?.status === 'cancelled',
+    'the thread to end',
+  );
+  // Nothing stops this watch but the thread's end (its long-polls wait 5 s each).
+  const { events, done } = watch(service, thread.id, () => false);
+  await done;
+  // Nobody watched its call, so none of its text was sent (its answer is the thread's message).
+  expect(events).toEqual([]);
+  // One poll, and the watch ended with it.
+  const watches = (await historyOf(relatedId('conversation', thread.id))).filter(
+    (event) =>
+      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'watch-output',
+  );
+  expect(watches).toHaveLength(1);
+  await service.shutdown();
+});
+
+test('a signal option that is not an AbortSignal is refused, not thrown from a timer', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  for (const signal of [42, {}, 'x', null]) {
+    const refused = await kitErrorOf(
+      (async () => {
+        for await (const _ of service.watchOutput(service.rootThreadId, {
+          signal: signal as unknown as AbortSignal,
+        }))
+          break;
+      })(),
+    );
+    expect(`${refused.kind}: ${refused.message}`).toBe(
+      'Protocol: watchOutput: `signal` must be an AbortSignal',
+    );
+  }
+  await service.shutdown();
+});

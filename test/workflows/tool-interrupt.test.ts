@@ -1,11 +1,13 @@
 // SPEC S4.6: an interrupt reaches a user tool (`defineTool`) running as an activity, whatever the tool
 // does: the tool gets an AbortSignal, the call heartbeats for it (so a long call is not timed out by its
 // heartbeat timeout either), and a call interrupted while it ran ends cancelled, so its turn ends
-// `interrupted` and takes no further step, even when the tool ignored the signal and finished.
+// `interrupted` and takes no further step, even when the tool ignored the signal and finished. One that
+// ignores it for 10 s more is left running, and the call ends cancelled without it.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
 import { createActivities, defineTool } from '../../activities';
+import { abandonAfterAbortMs } from '../../activities/tools';
 import type { ScriptStepShape } from '../../domain/schemas';
 import { attachRun, eventually, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
@@ -23,7 +25,8 @@ const stubborn = defineTool({
   run: async ({ ms, label }, { signal }) => {
     started.add(label);
     signal.addEventListener('abort', () => aborted.add(label));
-    await delay(ms);
+    // Unref'd: one this suite leaves running does not keep the test process up.
+    await delay(ms, undefined, { ref: false });
     finished.add(label);
     return `${label} done`;
   },
@@ -76,6 +79,26 @@ test('an interrupt while a tool that ignores it runs ends the turn interrupted o
   expect(ended.latestTurn?.result).toBeUndefined();
   await service.shutdown();
 }, 60_000);
+
+test('a tool that ignores an interrupt for 10 s more is left running: the turn ends interrupted without it', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  const root = service.rootControls();
+  const label = randomUUID();
+  const agent = await root.spawn({
+    task: 'work',
+    kernel: script(toolStep('stubborn', 600_000, label), { type: 'reply', text: 'should not be said' }),
+  });
+  await eventually(async () => started.has(label), Boolean, 'the tool to start');
+  const interruptedAt = Date.now();
+  await root.interrupt(agent.id);
+  // Well before the tool's 10 minutes, once abandonAfterAbortMs has passed.
+  const ended = await untilTurns(service, agent.id, 1, 120_000);
+  expect(Date.now() - interruptedAt).toBeGreaterThanOrEqual(abandonAfterAbortMs);
+  expect(ended.latestTurn?.status).toBe('interrupted');
+  expect([aborted.has(label), finished.has(label)]).toEqual([true, false]);
+  // The tree shuts down, the tool's work still going on.
+  expect(await service.shutdown()).toMatchObject({ cancelled: [agent.id], unconfirmed: [] });
+}, 150_000);
 
 test('an interrupt stops a tool that listens to its signal at once', async () => {
   const service = await attachRun(temporal.client, taskQueue);

@@ -2,30 +2,14 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import { codecKeysVariable, loadCodecKeys } from '../../../client/codec-keys';
 import { KitError } from '../../../domain/errors';
-import { defaultCodecCorsOrigins } from '../../codec-server';
+import { CodecOrigin, defaultCodecCorsOrigins } from '../../codec-server';
 import type { CliOutput } from '../io';
 import { intFlag, parseOptions } from '../options';
-
-/** An origin as a browser sends it (http(s), host, optional port, nothing after), normalised. */
-const Origin = z
-  .string()
-  .refine((text) => {
-    const url = URL.canParse(text) ? new URL(text) : undefined;
-    return (
-      url !== undefined &&
-      ['http:', 'https:'].includes(url.protocol) &&
-      url.pathname === '/' &&
-      !url.search &&
-      !url.hash &&
-      !url.username
-    );
-  }, 'expected an origin like http://localhost:8233 (scheme, host and optional port, nothing after)')
-  .transform((text) => new URL(text).origin);
 
 const CodecServerOptions = z.object({
   port: intFlag(0, 65_535).default(8888),
   host: z.string().min(1).default('127.0.0.1'),
-  corsOrigin: z.array(Origin).min(1).optional(),
+  corsOrigin: z.array(CodecOrigin).min(1).optional(),
   json: z.boolean().default(false),
 });
 

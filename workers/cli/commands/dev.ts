@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { KitError } from '../../../domain/errors';
 import { searchAttributeRegistrations } from '../../../domain/search-attributes';
-import { startDevServer, defaultDataDir } from '../../dev-server';
+import { startDevServer, defaultDataDir, portConflictOf, type PortOption } from '../../dev-server';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions } from '../options';
 import { installWorkerRuntime } from '../../runtime';
@@ -24,6 +25,18 @@ const DevOptions = ConnectionOptions.omit({ address: true })
       .transform((text) => text.replace(/\/+$/, ''))
       .optional(),
   });
+
+/** The flags that choose another port, for each port option of the dev server. */
+const portFlags: Record<PortOption, string> = { port: '--port', uiPort: '--ui-port (or --headless)' };
+
+/** A port conflict of the dev server, told with the flag that chooses another port. */
+function withPortFlag(error: unknown): unknown {
+  const conflict = portConflictOf(error);
+  if (!conflict?.option || !KitError.is(error)) return error;
+  return new KitError(error.kind, `${error.message} with ${portFlags[conflict.option]}`, error.details, {
+    cause: error,
+  });
+}
 
 /**
  * `agents-kit dev`: the embedded Temporal dev server (SQLite file, search attributes registered, Web UI)
@@ -64,6 +77,8 @@ export function devCommand(output: CliOutput): Command {
         dbFile: resolve(options.dbFile),
         searchAttributes: searchAttributeRegistrations,
         ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
+      }).catch((error: unknown) => {
+        throw withPortFlag(error);
       });
       try {
         const config = configFrom({
