@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { GatedToolResult } from '../domain/approval-policy';
-import { KitError } from '../domain/errors';
+import { KitError, objectInput } from '../domain/errors';
 import { clipOutput, maxToolOutputChars } from '../domain/transcript';
 import { Context } from '@temporalio/activity';
 import { mcpServerOf } from '../domain/mcp-names';
@@ -8,7 +8,7 @@ import { createModelActivities } from './model';
 import type { McpTools } from './mcp-tools';
 import type { ModelPrices } from './model-prices';
 import { createModelProvider, type ModelProvider } from './providers';
-import { builtinTools, runRegisteredTool, type ToolDefinition } from './tools';
+import { builtinTools, checkTool, runRegisteredTool, type ToolDefinition } from './tools';
 import { threadWorkflowEnds } from './thread-ends';
 
 export { builtinTools, defineTool, type ToolCallContext, type ToolDefinition } from './tools';
@@ -41,8 +41,10 @@ export interface ActivityDependencies {
 
 /** The activities of an agents-kit worker. */
 export function createActivities(dependencies: ActivityDependencies = {}) {
-  const userNames = new Set((dependencies.tools ?? []).map((tool) => tool.name));
-  const tools = [...(dependencies.tools ?? []), ...builtinTools.filter((tool) => !userNames.has(tool.name))];
+  objectInput(dependencies, 'createActivities options');
+  const userTools = userToolsOf(dependencies.tools);
+  const userNames = new Set(userTools.map((tool) => tool.name));
+  const tools = [...userTools, ...builtinTools.filter((tool) => !userNames.has(tool.name))];
   const model = dependencies.model ?? createModelProvider({ AGENTS_KIT_MODEL_PROVIDER: 'scripted' });
   const mcp = dependencies.mcp;
   // An MCP server's namespace is its own: a user tool there would be shadowed, or shadow one of its tools.
@@ -103,4 +105,23 @@ async function runMcpTool(mcp: McpTools, call: { threadId: string; name: string;
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+/** SPEC S2.4: the user tools given, each checked, no name twice (a Protocol KitError naming the tool). */
+function userToolsOf(given: unknown): readonly ToolDefinition[] {
+  if (given === undefined) return [];
+  if (!Array.isArray(given))
+    throw KitError.protocol('createActivities: `tools` must be an array of tools (defineTool)', {
+      fields: ['tools'],
+    });
+  const seen = new Set<string>();
+  return given.map((definition, index) => {
+    const tool = checkTool(definition, `createActivities: tools[${index}]`);
+    if (seen.has(tool.name))
+      throw KitError.protocol(`createActivities: tools[${index}]: a second tool named ${tool.name}`, {
+        fields: ['tools'],
+      });
+    seen.add(tool.name);
+    return tool;
+  });
 }

@@ -1,6 +1,7 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
-import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
+import { allTools, ToolName } from '../domain/tool-names';
 
 /** A user tool: a name the kernel calls it by, its zod input, and an implementation run as an activity. */
 export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
@@ -30,12 +31,39 @@ export interface ToolCallContext {
   signal: AbortSignal;
 }
 
-/** Defines a tool with its input type inferred from the zod schema. */
+/** Defines a tool with its input type inferred from the zod schema (checked: a KitError says what is wrong). */
 export function defineTool<Input extends z.ZodType>(
   definition: ToolDefinition<Input>,
 ): ToolDefinition<Input> {
-  return definition;
+  return checkTool(definition, 'defineTool') as ToolDefinition<Input>;
 }
+
+/**
+ * SPEC S2.4: `definition` as a worker can run it — a name models can call, a description, a zod input
+ * schema and a `run` function — or a Protocol KitError naming what is wrong (JavaScript callers can
+ * pass anything; a bad tool would otherwise fail at its first call, deep in the model provider).
+ */
+export function checkTool(definition: unknown, where: string): ToolDefinition {
+  const tool = objectInput(definition, where) as Partial<Record<keyof ToolDefinition, unknown>>;
+  const name = parseInput(UserToolName, tool.name, `${where}: name`);
+  const refuse = (field: string, expected: string) =>
+    KitError.protocol(`${where}: tool ${name}: \`${field}\` must be ${expected}`, { fields: [field] });
+  if (
+    typeof tool.description !== 'string' ||
+    tool.description.trim() === '' ||
+    tool.description.length > 10_000
+  )
+    throw refuse('description', 'a text of 1 to 10,000 characters');
+  if (typeof (tool.input as z.ZodType | undefined)?.safeParse !== 'function')
+    throw refuse('input', 'a zod schema');
+  if (typeof tool.run !== 'function') throw refuse('run', 'a function');
+  for (const flag of ['needsApproval', 'local'] as const)
+    if (tool[flag] !== undefined && typeof tool[flag] !== 'boolean') throw refuse(flag, 'true or false');
+  return tool as ToolDefinition;
+}
+
+/** A user tool's name: what {@link ToolName} allows, except `*` (every tool). */
+const UserToolName = ToolName.refine((name) => name !== allTools, 'expected a tool name, not *');
 
 /** Waits `ms`, heartbeating, and stops as soon as the activity is cancelled (an interrupt, say). */
 async function cancellableSleep(ms: number): Promise<void> {

@@ -72,6 +72,7 @@ export async function startRootRun(client: Client, rawOptions: AttachOptions) {
   // The workflow checks these rules again itself (a raw client cannot skip them); here they fail fast.
   const refusal = attachRefusal(rootThreadId, grant);
   if (refusal) throw refusal;
+  parseInput(DelegationGrant.shape.owner, options.owner, 'owner');
   if (grant.owner !== options.owner) {
     throw new KitError(
       ErrorKind.PermissionDenied,

@@ -1,7 +1,8 @@
+import { z } from 'zod';
 import { isGrpcServiceError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { namespaceNotFound } from '../client/errors';
-import { KitError } from '../domain/errors';
+import { KitError, objectInput, parseInput } from '../domain/errors';
 import type { AgentWorkerOptions } from './create-worker';
 
 /**
@@ -11,6 +12,10 @@ import type { AgentWorkerOptions } from './create-worker';
  * shutdown grace to give the worker.
  */
 export async function preflight(options: AgentWorkerOptions): Promise<{ graceMs: number }> {
+  objectInput(options, 'createAgentWorker options');
+  parseInput(TaskQueueName, options.taskQueue, 'createAgentWorker: taskQueue');
+  for (const field of ['activities', 'extra'] as const)
+    if (options[field] !== undefined) objectInput(options[field], `createAgentWorker: ${field}`);
   const connection: unknown = options.extra?.connection ?? options.connection;
   // Temporal's default connection (localhost) when none is given.
   if (connection !== undefined && !(connection instanceof NativeConnection)) {
@@ -80,3 +85,6 @@ function workerVersion(): string {
     return 'see agents-kit/package.json';
   }
 }
+
+/** A task queue's name as Temporal takes it: 1 to 1,000 characters. */
+const TaskQueueName = z.string().min(1).max(1_000);

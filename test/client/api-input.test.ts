@@ -103,6 +103,18 @@ test('a missing or mistyped part of the attach options is named plainly', async 
   );
 });
 
+test("attach checks the owner's own shape before comparing it with the grant's", async () => {
+  expect(await refusal(() => ThreadService.attach(client, { ...goodAttach, owner: any(null) }))).toMatch(
+    /^Protocol: invalid owner: /,
+  );
+  // A huge owner is named, not echoed.
+  const huge = await refusal(() =>
+    ThreadService.attach(client, { ...goodAttach, owner: 'o'.repeat(1_000_000) }),
+  );
+  expect(huge).toMatch(/^Protocol: invalid owner: /);
+  expect(huge.length).toBeLessThan(1_000);
+});
+
 test('a stream cursor of the right JSON but the wrong shape is refused as not a cursor', async () => {
   const signal = new AbortController().signal;
   for (const after of [
