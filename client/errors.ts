@@ -54,6 +54,15 @@ export function toKitError(error: unknown, context?: string): KitError {
       { cause: error },
     );
   }
+  if (noWorkerAnswered(error)) {
+    // A query waits for a worker of the workflow's task queue (30 s on the server's side).
+    return new KitError(
+      ErrorKind.Timeout,
+      `${prefix}no worker answered in time: is a worker running on the run's task queue (the one it was attached with)? (${message})`,
+      undefined,
+      { cause: error },
+    );
+  }
   if (isGrpcServiceError(error) || (error instanceof Error && error.name === 'ServiceError')) {
     return new KitError(ErrorKind.Integration, `${prefix}Temporal service error: ${message}`, undefined, {
       cause: error,
@@ -85,4 +94,17 @@ export async function kitCall<Result>(context: string, call: () => Promise<Resul
 export function checkClient(client: unknown, context: string): asserts client is Client {
   if (typeof (client as Partial<Client> | undefined)?.workflow?.getHandle !== 'function')
     throw KitError.protocol(`${context}: \`client\` must be a Client of @temporalio/client`);
+}
+
+/** gRPC's DEADLINE_EXCEEDED status code. */
+const grpcDeadlineExceeded = 4;
+
+/** A call the server gave up on because no worker took it (a query with no worker polling its queue). */
+function noWorkerAnswered(error: unknown): boolean {
+  const cause = error instanceof Error && error.name === 'ServiceError' ? error.cause : error;
+  return (
+    isGrpcServiceError(cause) &&
+    cause.code === grpcDeadlineExceeded &&
+    /before a worker could process it/i.test(cause.details ?? cause.message)
+  );
 }

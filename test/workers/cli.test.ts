@@ -131,7 +131,13 @@ test('interrupt cancels a running turn (receipt) and --signal sends the plain in
   expect((await untilTurns(service, first.id, 1)).latestTurn?.status).toBe('interrupted');
 
   const second = await busy(`second-${service.rootThreadId.slice(-6)}`);
-  const signalled = await runCli(['interrupt', service.rootThreadId, second.id, '--signal'], withKey);
+  // The plain signal needs no capability (an operator's), only a thread of the run named.
+  const elsewhere = await runCli(['interrupt', goodRoot, second.id, '--signal'], env);
+  expect([elsewhere.code, elsewhere.stderr.trim()]).toEqual([
+    1,
+    `agents-kit: NotFound: thread ${second.id} is not part of root run ${goodRoot}`,
+  ]);
+  const signalled = await runCli(['interrupt', service.rootThreadId, second.id, '--signal'], env);
   expect(signalled.code).toBe(0);
   expect(signalled.stdout.trim()).toBe(`interrupt signal sent to ${second.id}`);
   const after = await untilTurns(service, second.id, 1);

@@ -178,3 +178,15 @@ test('the result of a root run terminated from outside is Closed, not a retryabl
     'result: the workflow was terminated (from outside)',
   ]);
 });
+
+test('reads of a run whose task queue no worker polls say so, as a Timeout', async () => {
+  // A typo in the task queue: the attach itself succeeds (Temporal keeps the start for a worker to come).
+  const service = await attachRun(temporal.client, uniqueTaskQueue('nobody-polls'));
+  try {
+    const refused = await kitErrorOf(service.refreshRoot());
+    expect(refused.kind).toBe('Timeout');
+    expect(refused.message).toMatch(/no worker answered in time: is a worker running on the run's task queue/);
+  } finally {
+    await temporal.client.workflow.getHandle(service.rootThreadId).terminate('test over');
+  }
+}, 120_000);

@@ -26,23 +26,24 @@ export function interruptCommand(output: CliOutput): Command {
     const root = parseRootId(rootId);
     const id = parseId('thread', threadId, 'threadId');
     await withSession(configFrom(options), async (session) => {
-      const service = await reopenRoot(session, root);
       if (!options.signal) {
+        const service = await reopenRoot(session, root);
         const receipt = await service.rootControls().interrupt(id);
         if (options.json) output.json(receipt);
         else output.line(formatReceipt(receipt));
         return;
       }
-      // Only threads of this run: the signal goes straight to a workflow, so check membership first.
-      if (!(await service.rootControls().loadThread(id))) {
-        throw new KitError(
-          ErrorKind.NotFound,
-          `thread ${id} is not part of root run ${service.rootThreadId}`,
-        );
-      }
+      // The plain signal needs no capability (SPEC S4.6), only a thread of this run: the thread's
+      // workflow names its root in a search attribute.
       const { kitCall } = await import('../../../client/errors');
       const { interruptSignal } = await import('../../../domain/messages');
-      await kitCall('interrupt signal', () => session.client.workflow.getHandle(id).signal(interruptSignal));
+      const { searchAttributes } = await import('../../../domain/search-attributes');
+      const handle = session.client.workflow.getHandle(id);
+      const description = await kitCall('interrupt signal', () => handle.describe()).catch(() => undefined);
+      if (description?.typedSearchAttributes.get(searchAttributes.rootThreadId) !== root) {
+        throw new KitError(ErrorKind.NotFound, `thread ${id} is not part of root run ${root}`);
+      }
+      await kitCall('interrupt signal', () => handle.signal(interruptSignal));
       if (options.json) output.json({ thread: id, signalled: true });
       else output.line(`interrupt signal sent to ${id}`);
     });
