@@ -127,3 +127,15 @@ test('run releases the root conversation when it ends: watch takes it and starts
     0,
   );
 });
+
+test('watch of a conversation id that names nothing is NotFound, and starts no conversation', async () => {
+  const hex = randomUUID().replace(/-/g, '');
+  const watched = await runCli(['watch', `conversation_${hex}`, '--idle-exit', '2000'], env);
+  expect([watched.code, watched.stderr.trim()]).toEqual([
+    1,
+    `agents-kit: NotFound: no conversation conversation_${hex}, and no thread thread_${hex} it would belong to: check the id`,
+  ]);
+  await expect(temporal.client.workflow.getHandle(`conversation_${hex}`).describe()).rejects.toThrow(
+    /not found/i,
+  );
+});
