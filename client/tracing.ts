@@ -79,6 +79,7 @@ async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
  */
 export async function createTracing(options: TracingOptions = {}): Promise<Tracing> {
   objectInput(options, 'tracing options');
+  if (options.endpoint !== undefined) parseInput(httpUrl, options.endpoint, 'tracing options: endpoint');
   const [{ BasicTracerProvider, BatchSpanProcessor }, { Resource, envDetectorSync }] = await Promise.all([
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/resources'),
@@ -144,6 +145,14 @@ export const TracingEnvironment = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).max(200).optional(),
   OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { error: 'expected otlp or none' }).optional(),
   OTEL_SDK_DISABLED: z.enum(['true', 'false'], { error: 'expected true or false' }).optional(),
+  /** `key=value` pairs separated by commas (OpenTelemetry's own reader drops a malformed list silently). */
+  OTEL_RESOURCE_ATTRIBUTES: z
+    .string()
+    .regex(
+      /^\s*[^=,\s][^=,]*=[^,]*(,\s*[^=,\s][^=,]*=[^,]*)*$/,
+      'expected key=value pairs separated by commas',
+    )
+    .optional(),
 });
 export type TracingEnvironment = z.infer<typeof TracingEnvironment>;
 

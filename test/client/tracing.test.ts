@@ -3,7 +3,7 @@
 import { Resource } from '@opentelemetry/resources';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { readableSpanOf } from '../../client/finished-spans';
-import { tracesEndpointOf, tracingFromEnvironment } from '../../client/tracing';
+import { createTracing, tracesEndpointOf, tracingFromEnvironment } from '../../client/tracing';
 import { KitError } from '../../domain/errors';
 
 test('tracing is off unless an OTLP endpoint is set, and can be turned off with the standard switches', async () => {
@@ -43,11 +43,32 @@ test('a malformed tracing variable is a Protocol error that names it', () => {
     ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'ftp://collector'],
     ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
     ['OTEL_TRACES_EXPORTER', 'zipkin'],
+    ['OTEL_RESOURCE_ATTRIBUTES', '==='],
+    ['OTEL_RESOURCE_ATTRIBUTES', 'team=agents,oops'],
   ] as const) {
     const error = refusal({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', [name]: value });
     expect(error).toBeInstanceOf(KitError);
     expect((error as KitError).kind).toBe('Protocol');
     expect((error as KitError).message).toContain(name);
+  }
+  // Well-formed attributes pass.
+  expect(
+    tracesEndpointOf({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod, team=agents,empty=',
+    }),
+  ).toBe('http://collector:4318/v1/traces');
+});
+
+test('createTracing refuses an endpoint that is not an http(s) URL', async () => {
+  for (const endpoint of [42, 'ftp://x', 'collector:4318']) {
+    const error: unknown = await createTracing({ endpoint: endpoint as string }).then(
+      () => 'accepted',
+      (refused: unknown) => refused,
+    );
+    expect(KitError.is(error) && `${error.kind}: ${error.message}`).toMatch(
+      /^Protocol: invalid tracing options: endpoint/,
+    );
   }
 });
 
