@@ -7,6 +7,7 @@ import { mintCapability } from '../../domain/capability';
 import { liveOutputSignal, watchOutputUpdate } from '../../domain/conversation-messages';
 import { relatedId } from '../../domain/ids';
 import { kitCall } from '../../client/errors';
+import { conversationSummary } from '../../client/conversations';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
 import { providerFor, startOpenAIServer, type ReceivedRequest, type Reply } from '../helpers/openai-server';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
@@ -257,10 +258,12 @@ test('a watch of an ended thread ends at once, with no polling left running', as
   const thread = await spawnModelThread(service, 'say ten words, then end');
   await untilTurns(service, thread.id, 1);
   await service.rootControls().close(thread.id);
+  // The root lists it cancelled as soon as it decides the close; its end reaches its conversation a
+  // moment later (which closes then).
   await eventually(
-    () => service.rootControls().loadThread(thread.id),
-    (loaded) => loaded?.status === 'cancelled',
-    'the thread to end',
+    () => conversationSummary(temporal.client, relatedId('conversation', thread.id)),
+    (summary) => summary.closed,
+    'the thread’s end to reach its conversation',
   );
   // Nothing stops this watch but the thread's end (its long-polls wait 5 s each).
   const { events, done } = watch(service, thread.id, () => false);
