@@ -27,6 +27,7 @@ import {
   takeRootMessagesUpdate,
   waitUpdate,
 } from '../domain/messages';
+import { AskedTurns } from '../domain/asked-turns';
 import { Capability } from '../domain/capability';
 import {
   RemoteSpawnRequest,
@@ -55,7 +56,7 @@ import { executeUpdate, longPoll } from './updates';
 export class ThreadControls {
   readonly capability: Capability;
   /** The latest turn a message sent from here asked of each thread, until a wait has seen it end. */
-  private readonly askedTurns = new Map<string, number>();
+  private readonly askedTurns = new AskedTurns();
 
   constructor(
     private readonly handle: WorkflowHandle<typeof rootRunWorkflow>,
@@ -123,11 +124,7 @@ export class ThreadControls {
       ),
       parsed.recipient,
     );
-    if (receipt.turn !== undefined)
-      this.askedTurns.set(
-        parsed.recipient,
-        Math.max(receipt.turn, this.askedTurns.get(parsed.recipient) ?? 0),
-      );
+    this.askedTurns.note(parsed.recipient, receipt);
     // The recipient answers without the content, which the sender has (SPEC S3.10).
     return { ...receipt, content: parsed.content };
   }
@@ -149,21 +146,13 @@ export class ThreadControls {
 
   /** SPEC S4.7: the threads' latest turns once one ends a turn or is terminal; `timedOut` otherwise. */
   async wait(request: WaitRequestInput): Promise<WaitResult> {
-    const parsed = parseInput(WaitRequest, request, 'wait request');
     // A thread this sent a triggering message counts once that message's turn has ended, not while it
     // is idle before it: the turn's start may not have reached the root yet (SPEC S4.7).
-    const turns: Record<string, number> = { ...parsed.turns };
-    for (const id of parsed.threadIds) {
-      const asked = this.askedTurns.get(id);
-      if (turns[id] === undefined && asked !== undefined) turns[id] = asked;
-    }
-    const result = await waitAcrossRuns(
-      { ...parsed, ...(Object.keys(turns).length > 0 ? { turns } : {}) },
-      (once) => longPoll(() => executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait')),
+    const parsed = this.askedTurns.fill(parseInput(WaitRequest, request, 'wait request'));
+    const result = await waitAcrossRuns(parsed, (once) =>
+      longPoll(() => executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait')),
     );
-    for (const { threadId, status, latestTurn } of result.outcomes)
-      if (isTerminal(status) || (latestTurn?.turn ?? 0) >= (this.askedTurns.get(threadId) ?? Infinity))
-        this.askedTurns.delete(threadId);
+    this.askedTurns.settle(result);
     return result;
   }
 

@@ -24,6 +24,7 @@ import { recordLongUpdateIds, recordPolicyRetry } from './record-update-retry';
 import { recordTriggerTurnRoom } from './record-trigger-room';
 import { recordOwnerless } from './record-ownerless';
 import { recordRootGone } from './record-root-gone';
+import { recordRootWaitCountsAskedTurns, recordWatchEndsWithThread } from './record-late-turns';
 import { recordPagesBeforeContinuing, recordPageTrafficBeforeContinuing } from './record-pages-first';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
@@ -121,6 +122,10 @@ export const scenarios: Record<string, Scenario> = {
   '--long-ids': ofPatch('longUpdateIdsRemembered', recordLongUpdateIds),
   // Patch `policyChangeRemembered`: an approval policy change retried after the root continued as new.
   '--policy-retry': ofPatch('policyChangeRemembered', recordPolicyRetry),
+  // Patch `watchEndsWithThread`: a watch of live output once its thread has been closed.
+  '--watch-ended': ofPatch('watchEndsWithThread', recordWatchEndsWithThread),
+  // Patch `rootWaitCountsAskedTurns`: the root kernel's wait right after its own triggering message.
+  '--asked-turns': ofPatch('rootWaitCountsAskedTurns', recordRootWaitCountsAskedTurns),
 };
 
 /**

@@ -27,6 +27,7 @@ import { jsonBytes } from '../domain/bytes';
 import { capabilityRefusal, type Capability } from '../domain/capability';
 import { carriedThread, restoredThread } from '../domain/carry-bounds';
 import { parseInput } from '../domain/errors';
+import { AskedTurns } from '../domain/asked-turns';
 import { Mailbox } from '../domain/mailbox';
 import {
   closeThreadSignal,
@@ -169,11 +170,13 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       ownerOf(parseInput(ControlOperation, operation, 'control operation'), thread.rootId),
       operation,
     );
+  const askedTurns = new AskedTurns();
   const controls: AgentControls = {
     spawn: async (request) => spawned((await call({ type: 'spawn', request })) as AgentThread),
     spawnRemote: async (request) => spawned((await call({ type: 'spawn-remote', request })) as AgentThread),
     sendMessage: async (request) => {
       const sent = (await call({ type: 'send-message', request })) as Omit<InterAgentMessage, 'content'>;
+      askedTurns.note(sent.recipient, sent);
       // The recipient answers without the content, which the sender has.
       return { ...sent, content: request.content };
     },
@@ -187,11 +190,16 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
     ...(input.usageLedger
       ? { calls: callBudget(allowanceHolder(allowance), costAllowance && allowanceHolder(costAllowance)) }
       : {}),
-    wait: (request) =>
-      waitAcrossRuns(
-        parseInput(WaitRequest, request, 'wait request'),
+    // SPEC S4.7: a thread this one triggered counts once that turn ended. No patch: the root's answer
+    // is in this workflow's history, which replays it whatever the request said.
+    wait: async (request) => {
+      const result = await waitAcrossRuns(
+        askedTurns.fill(parseInput(WaitRequest, request, 'wait request')),
         async (once) => (await call({ type: 'wait', request: once })) as WaitResult,
-      ),
+      );
+      askedTurns.settle(result);
+      return result;
+    },
   };
 
   const conversation = new ThreadConversation(

@@ -288,4 +288,12 @@ export const patches = {
    * that arrives once the thread has ended (workflows/live-output-handlers.ts).
    */
   watchEndsWithThread: 'watchEndsWithThread',
+  /**
+   * SPEC S4.7: the root kernel's wait on a thread its message triggered counts once that message's turn
+   * has ended (the receipt names it), not while the thread is idle before it: the turn's start may reach
+   * the root after the wait does. Before it such a wait could answer at once with the turn before.
+   * Asked only by a wait that carries such a turn (workflows/root-controls.ts). An agent's waits need
+   * none: the root's answer is in the agent's history, and the root counts a `turns` field it is sent.
+   */
+  rootWaitCountsAskedTurns: 'rootWaitCountsAskedTurns',
 } as const satisfies Readonly<Record<string, string>>;

@@ -1,4 +1,5 @@
-import { condition } from '@temporalio/workflow';
+import { condition, patched } from '@temporalio/workflow';
+import { AskedTurns } from '../domain/asked-turns';
 import { WaitRequest, type WaitResult } from '../domain/control';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { parseId } from '../domain/ids';
@@ -11,6 +12,7 @@ import {
   type InterAgentMessage,
 } from '../domain/schemas';
 import { callBudget } from './call-budget';
+import { patches } from './patches';
 import type { AgentControls } from './kernel';
 import type { RootHost } from './root-host';
 import type { OutsideEnds } from './outside-ends';
@@ -20,7 +22,12 @@ import type { RunLifetime } from './run-lifetime';
  * The controls of the root kernel for its turn `turn`: bound to the root's scope, and stale once that
  * turn is over or the root has ended (SPEC S3.8), so old authority cannot leak into a later turn.
  */
-export function rootControlsFor(host: RootHost, turn: number, currentTurn: () => number): AgentControls {
+export function rootControlsFor(
+  host: RootHost,
+  turn: number,
+  currentTurn: () => number,
+  asked: AskedTurns,
+): AgentControls {
   const { state } = host;
   const scope = { rootId: state.rootId, threadId: state.rootId };
   const current = () => {
@@ -38,10 +45,23 @@ export function rootControlsFor(host: RootHost, turn: number, currentTurn: () =>
   return {
     spawn: async (request) => execute(scope, { type: 'spawn', request }),
     spawnRemote: async (request) => execute(scope, { type: 'spawn-remote', request }),
-    sendMessage: async (request) => execute(scope, { type: 'send-message', request }),
+    sendMessage: async (request) => {
+      const sent = await execute(scope, { type: 'send-message', request });
+      asked.note(sent.recipient, sent);
+      return sent;
+    },
     loadThread: async (threadId) => execute(scope, { type: 'load-thread', threadId }),
     listThreads: async () => execute(scope, { type: 'list-threads' }),
-    wait: async (request) => execute(scope, { type: 'wait', request }),
+    // SPEC S4.7: a thread the root triggered counts once that turn ended. A replay of a run from before
+    // waits as it did; the marker is paid only by a wait that carries an asked turn.
+    wait: async (request) => {
+      const parsed = parseInput(WaitRequest, request, 'wait request');
+      const filled = asked.fill(parsed);
+      const counted = filled !== parsed && patched(patches.rootWaitCountsAskedTurns) ? filled : parsed;
+      const result = await execute(scope, { type: 'wait', request: counted });
+      asked.settle(result);
+      return result;
+    },
     interrupt: async (threadId) => execute(scope, { type: 'interrupt', threadId }),
     close: async (threadId) => execute(scope, { type: 'close', threadId }),
     // The root's budget is in this workflow: charging it costs no round trip.
@@ -72,6 +92,12 @@ export function rootControlsFor(host: RootHost, turn: number, currentTurn: () =>
         }
       : {}),
   };
+}
+
+/** The root kernel's controls for each of its turns, with one memory of the turns its messages asked. */
+export function rootControlsOf(host: RootHost, currentTurn: () => number): (turn: number) => AgentControls {
+  const asked = new AskedTurns();
+  return (turn) => rootControlsFor(host, turn, currentTurn, asked);
 }
 
 /**

@@ -21,9 +21,8 @@ import type { RootRunState, ThreadRecord } from '../domain/run-state';
 import type { AgentSpec, AgentThread, ControlScope } from '../domain/schemas';
 import { ControlTransport } from './control-transport';
 import { RunLifetime } from './run-lifetime';
-import { resolveRefusal, rootControlsFor, sendFromRoot, waitForTurns } from './root-controls';
+import { resolveRefusal, rootControlsOf, sendFromRoot, waitForTurns } from './root-controls';
 import type { TreeApprovalPolicy } from './tree-approval-policy';
-import type { AgentControls } from './kernel';
 import { rootThreadStarter, type ThreadStarter } from './thread-starter';
 import type { TaskBudget } from './task-budget';
 import type { ThreadOperations } from './thread-operations';
@@ -295,9 +294,7 @@ export class RootHost {
   }
 
   /** Controls for the root kernel, bound to the root's scope and to its turn `turn` (SPEC S3.8). */
-  rootControls(turn: number): AgentControls {
-    return rootControlsFor(this, turn, () => this.root.currentTurn());
-  }
+  readonly rootControls = rootControlsOf(this, () => this.root.currentTurn());
 
   /** Answers a control request by signal, whatever the outcome; a repeated request id gets the same answer. */
   private answer(request: ControlRequest): void {

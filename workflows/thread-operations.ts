@@ -107,7 +107,9 @@ export class ThreadOperations {
     });
     if (message.triggerTurn) this.ports.requestTurn();
     // The turn that takes it: the next to start (this one's, when idle; after the running one's end).
-    const receipt = message.triggerTurn ? { ...message, turn: this.ports.thread().turnsStarted + 1 } : message;
+    const receipt = message.triggerTurn
+      ? { ...message, turn: this.ports.thread().turnsStarted + 1 }
+      : message;
     const { content: _content, ...remembered } = receipt;
     this.recent.remember(key, parsed, remembered);
     return receipt;

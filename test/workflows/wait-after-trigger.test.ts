@@ -5,6 +5,7 @@
 // message, and a wait counts that thread once that turn has ended: the root controls remember it, and a
 // raw wait passes it as `turns`.
 import { ThreadControls } from '../../client/thread-controls';
+import { patchesOf } from '../helpers/histories';
 import { attachRun, kitErrorOf, untilTurns } from '../helpers/runs';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -70,6 +71,76 @@ test('a wait right after a triggering message answers with the turn that took it
   );
   await service.shutdown();
 }, 180_000);
+
+/**
+ * A kernel's script that spawns the echo, waits for its first turn, then sends it a triggering message
+ * and waits again: the second wait must answer with the turn that took the message.
+ */
+const sendThenWait = (label: string) => [
+  { type: 'spawn' as const, as: label, request: echo },
+  { type: 'wait' as const, on: [label], timeoutMs: 60_000 },
+  { type: 'send' as const, to: label, content: `for ${label}`, triggerTurn: true },
+  { type: 'wait' as const, on: [label], timeoutMs: 60_000 },
+  { type: 'reply' as const, text: 'saw {{last}}' },
+];
+
+test("a kernel's wait after its own triggering message counts that message's turn (root and agent)", async () => {
+  const service = await attachRun(temporal.client, taskQueue, {
+    root: {
+      task: 'coordinate',
+      name: 'root',
+      kernel: {
+        type: 'scripted',
+        turns: [
+          [
+            {
+              type: 'spawn',
+              as: 'boss',
+              request: {
+                name: 'boss',
+                task: 'delegate',
+                kernel: { type: 'scripted', turns: [sendThenWait('helper')] },
+              },
+            },
+            ...sendThenWait('echo').slice(0, 4),
+            { type: 'wait', on: ['boss'], timeoutMs: 60_000 },
+            { type: 'reply', text: 'boss said {{last}}' },
+          ],
+        ],
+      },
+    },
+  });
+  await untilTurns(service, service.rootThreadId, 1);
+  const root = await service.refreshRoot();
+  expect(root.latestTurn?.result).toBe('boss said saw heard: for helper');
+  // The root's own wait told its turn accounting which turn (the patch's marker, on that path only)…
+  const { events } = await temporal.client.workflow.getHandle(root.id).fetchHistory();
+  expect(patchesOf(events ?? [])).toEqual(['rootWaitCountsAskedTurns']);
+  // …and the boss's wait, a control request to the root, carried it.
+  const threads = await service.rootControls().listThreads();
+  const boss = threads.find((thread) => thread.name === 'boss')!;
+  const helper = threads.find((thread) => thread.parentId === boss.id)!;
+  expect(await controlWaits(root.id)).toContainEqual(
+    expect.objectContaining({ threadIds: [helper.id], turns: { [helper.id]: 2 } }),
+  );
+  await service.shutdown();
+}, 180_000);
+
+/** The wait requests agents sent the root as `control-request` signals, oldest first. */
+async function controlWaits(rootId: string): Promise<unknown[]> {
+  const { events } = await temporal.client.workflow.getHandle(rootId).fetchHistory();
+  return (events ?? []).flatMap((event) => {
+    const attributes = event.workflowExecutionSignaledEventAttributes;
+    if (attributes?.signalName !== 'control-request') return [];
+    const payloads = attributes.input?.payloads ?? [];
+    return payloads.flatMap((payload) => {
+      const request = JSON.parse(Buffer.from(payload.data!).toString('utf8')) as {
+        operation?: { type?: string; request?: unknown };
+      };
+      return request.operation?.type === 'wait' ? [request.operation.request] : [];
+    });
+  });
+}
 
 /** The requests of the wait updates in a root run's history, oldest first. */
 async function waitRequests(rootId: string): Promise<unknown[]> {
