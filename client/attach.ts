@@ -21,7 +21,7 @@ import {
 import { searchAttributes } from '../domain/search-attributes';
 import type { rootRunWorkflow } from '../workflows/root-run-workflow';
 import { withDeadline } from './deadline';
-import { checkClient, kitCall, toKitError } from './errors';
+import { checkClient, describeIfAny, kitCall, toKitError } from './errors';
 
 /** How to attach a new root run (SPEC S3.2). */
 export interface AttachOptions {
@@ -138,15 +138,8 @@ export async function rootRunHandle(
 ): Promise<WorkflowHandle<typeof rootRunWorkflow>> {
   checkClient(client, 'reopen');
   const handle = client.workflow.getHandle<typeof rootRunWorkflow>(rootThreadId);
-  const description = await kitCall('reopen', async () => {
-    try {
-      return await handle.describe();
-    } catch (error) {
-      if (error instanceof Error && error.name === 'WorkflowNotFoundError')
-        throw new KitError(ErrorKind.NotFound, `no root run ${rootThreadId}`);
-      throw error;
-    }
-  });
+  const description = await describeIfAny(client, rootThreadId, 'reopen');
+  if (!description) throw new KitError(ErrorKind.NotFound, `no root run ${rootThreadId}`);
   if (description.type !== rootRunType)
     throw new KitError(
       ErrorKind.NotFound,
@@ -196,14 +189,7 @@ async function explainExisting(client: Client, rootThreadId: ThreadId, cause: Er
 async function checkRootConversation(client: Client, rootThreadId: ThreadId): Promise<void> {
   const conversationId = relatedId('conversation', rootThreadId);
   const handle = client.workflow.getHandle(conversationId);
-  const description = await kitCall('attach', async () => {
-    try {
-      return await handle.describe();
-    } catch (error) {
-      if (error instanceof Error && error.name === 'WorkflowNotFoundError') return undefined;
-      throw error;
-    }
-  });
+  const description = await describeIfAny(client, conversationId, 'attach');
   if (description?.status.name !== 'RUNNING') return;
   const summary =
     description.type === conversationType

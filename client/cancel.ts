@@ -49,7 +49,9 @@ export function abortSignalOption(signal: unknown, what: string): AbortSignal | 
     typeof candidate.removeEventListener !== 'function' ||
     typeof candidate.aborted !== 'boolean'
   )
-    throw new KitError(ErrorKind.Protocol, `${what}: \`signal\` must be an AbortSignal`, { fields: ['signal'] });
+    throw new KitError(ErrorKind.Protocol, `${what}: \`signal\` must be an AbortSignal`, {
+      fields: ['signal'],
+    });
   return signal as AbortSignal;
 }
 

@@ -11,6 +11,7 @@ import type { Capability } from '../domain/capability';
 import type { conversationWorkflow } from '../workflows/conversation-workflow';
 import { conversationHandle, checkStartOptions } from './conversations';
 import {
+  checkConversationExists,
   conversationStartOperation,
   startingConversation,
   type ConversationStartOptions,
@@ -86,7 +87,8 @@ export class ConversationNotificationReceiver
    * if it does not exist yet. Rejects with Conflict while another receiver's lease is live, with Closed
    * when the conversation's workflow has ended (it is not started again: `conversationReusePolicy`), and
    * with PermissionDenied when `capability` is sent to a conversation no thread of its tree owns (SPEC
-   * S3.9: a standalone one, or one somebody else started under a thread's id; nothing is delivered).
+   * S3.9: a standalone one, or one somebody else started under a thread's id; nothing is delivered), and
+   * with NotFound when `capability` is sent and neither the conversation nor its thread exists.
    */
   static async open(
     client: Client,
@@ -103,6 +105,8 @@ export class ConversationNotificationReceiver
       },
       'receiver options',
     );
+    // A tree's conversation is started here only when it or its thread exists (a mistyped id is NotFound).
+    if (options.capability) await checkConversationExists(client, id, `open a receiver on ${id}`);
     const lease = await startingConversation(id, `open a receiver on ${id}`, () =>
       client.workflow.executeUpdateWithStart(openReceiverUpdate, {
         args: [request],

@@ -4,7 +4,9 @@ import type { ConversationId } from '../domain/ids';
 import type { conversationWorkflow } from '../workflows/conversation-workflow';
 import type { ConversationWorkflowInput } from '../workflows/conversation-input';
 import type { Capability } from '../domain/capability';
-import { toKitError } from './errors';
+import { describeIfAny, toKitError } from './errors';
+import { relatedId } from '../domain/ids';
+import type { Client } from '@temporalio/client';
 
 /** Where a conversation workflow runs if a call has to start it, and the settings it starts with. */
 export interface ConversationStartOptions {
@@ -69,4 +71,24 @@ export async function startingConversation<Result>(
       );
     throw toKitError(error, context);
   }
+}
+
+/**
+ * A call may start a conversation that does not exist yet, since its thread's may start after it; but
+ * a mistyped id would start one nobody ever writes to, which never ends. A tree's conversation (read
+ * with a capability) and the CLI's are only started when the conversation or its thread exists:
+ * NotFound otherwise, with nothing started.
+ */
+export async function checkConversationExists(
+  client: Client,
+  id: ConversationId,
+  context: string,
+): Promise<void> {
+  const thread = relatedId('thread', id);
+  if (!(await describeIfAny(client, id, context)) && !(await describeIfAny(client, thread, context)))
+    throw new KitError(
+      ErrorKind.NotFound,
+      `${context}: no conversation ${id}, and no thread ${thread} it would belong to: check the id`,
+      { conversationId: id },
+    );
 }

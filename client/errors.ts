@@ -5,6 +5,7 @@ import {
   TerminatedFailure,
   WorkflowFailedError,
   type Client,
+  type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { ErrorKind, KitError, kitErrorFromFailure } from '../domain/errors';
 
@@ -89,6 +90,26 @@ export async function kitCall<Result>(context: string, call: () => Promise<Resul
     throw toKitError(error, context);
   }
 }
+
+/** Whether an error is Temporal's answer that no workflow has the id asked about. */
+export const isWorkflowNotFound = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'WorkflowNotFoundError';
+
+/** The workflow `workflowId`'s description, undefined when no workflow has that id; other failures as KitErrors. */
+export const describeIfAny = (
+  client: Client,
+  workflowId: string,
+  context: string,
+): Promise<WorkflowExecutionDescription | undefined> =>
+  kitCall(context, () =>
+    client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .catch((error: unknown) => {
+        if (isWorkflowNotFound(error)) return undefined;
+        throw error;
+      }),
+  );
 
 /** SPEC S2.4: `client` is a Client of @temporalio/client (a Protocol KitError otherwise). */
 export function checkClient(client: unknown, context: string): asserts client is Client {

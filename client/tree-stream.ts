@@ -148,7 +148,15 @@ function checkStreamOptions(options: StreamTreeOptions): void {
       fields: ['signal'],
     });
   if (options.receiptWaitMs !== undefined)
-    parseInput(z.number().int().min(0).max(24 * 3_600_000), options.receiptWaitMs, 'receiptWaitMs');
+    parseInput(
+      z
+        .number()
+        .int()
+        .min(0)
+        .max(24 * 3_600_000),
+      options.receiptWaitMs,
+      'receiptWaitMs',
+    );
   if ('capability' in options) parseInput(Capability, options.capability, 'capability');
   else parseInput(RunKey, (options as { runKey?: unknown }).runKey, 'runKey');
 }

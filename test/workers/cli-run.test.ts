@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { temporal as proto } from '@temporalio/proto';
 import { runCli, startCli, untilOutput } from '../helpers/cli';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 import { slowTool } from '../helpers/tools';
@@ -133,9 +134,28 @@ test('watch of a conversation id that names nothing is NotFound, and starts no c
   const watched = await runCli(['watch', `conversation_${hex}`, '--idle-exit', '2000'], env);
   expect([watched.code, watched.stderr.trim()]).toEqual([
     1,
-    `agents-kit: NotFound: no conversation conversation_${hex}, and no thread thread_${hex} it would belong to: check the id`,
+    `agents-kit: NotFound: watch: no conversation conversation_${hex}, and no thread thread_${hex} it would belong to: check the id`,
   ]);
   await expect(temporal.client.workflow.getHandle(`conversation_${hex}`).describe()).rejects.toThrow(
     /not found/i,
   );
+});
+
+test('run on a task queue no worker polls says so and leaves no run behind', async () => {
+  const nobody = uniqueTaskQueue('cli-run-nobody');
+  const started = Date.now();
+  const result = await runCli(['run', 'anyone there?', '--task-queue', nobody], env);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain(
+    `agents-kit: Integration: no worker polls task queue ${nobody} (none took the root's first task in 5 s)`,
+  );
+  // It looked for the grace period, not the 30 s of a query nobody answers.
+  expect(Date.now() - started).toBeLessThan(25_000);
+  const { executions } = await temporal.client.workflowService.listWorkflowExecutions({
+    namespace: 'default',
+    query: `TaskQueue = '${nobody}'`,
+  });
+  expect(executions?.map((execution) => execution.status)).toEqual([
+    proto.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED,
+  ]);
 });

@@ -156,3 +156,28 @@ test("neither a sibling nor a delegated capability settles a thread's approval i
   expect(failedTasks(await historyEvents(temporal.client, rootConversation))).toEqual([]);
   await service.shutdown();
 });
+
+test('a receiver with a capability opens only a conversation that exists or whose thread does', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  // A mistyped id: nothing of the tree has it. Before, the receiver started a conversation nobody
+  // writes to, which never ended.
+  const typo = `conversation_${'7'.repeat(32)}`;
+  const refused = await kitErrorOf(
+    ConversationNotificationReceiver.open(temporal.client, typo, {
+      taskQueue,
+      capability: service.rootCapability,
+    }),
+  );
+  expect(`${refused.kind}: ${refused.message}`).toBe(
+    `NotFound: open a receiver on ${typo}: no conversation ${typo}, and no thread thread_${'7'.repeat(32)} it would belong to: check the id`,
+  );
+  await expect(temporal.client.workflow.getHandle(typo).describe()).rejects.toThrow(/not found/i);
+  // The root's own conversation opens as before.
+  const receiver = await ConversationNotificationReceiver.open(
+    temporal.client,
+    relatedId('conversation', service.rootThreadId),
+    { taskQueue, capability: service.rootCapability },
+  );
+  await receiver.dispose();
+  await service.shutdown();
+});

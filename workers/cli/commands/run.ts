@@ -121,6 +121,7 @@ export function runCommand(output: CliOutput): Command {
     await withSession(config, async (session) => {
       const { ThreadService } = await import('../../../client/thread-service');
       const { conversationSummary } = await import('../../../client/conversations');
+      const { untilRootTaken } = await import('../worker-presence');
       const service = await ThreadService.attach(session.client, {
         taskQueue: config.AGENTS_KIT_TASK_QUEUE,
         owner: options.owner,
@@ -136,6 +137,7 @@ export function runCommand(output: CliOutput): Command {
           ...(options.idleTimeout !== undefined ? { idleTimeoutMs: options.idleTimeout } : {}),
         },
       });
+      await untilRootTaken(session.client, service.handle, config.AGENTS_KIT_TASK_QUEUE);
       output.note(
         options.model
           ? "model: the worker's configured provider (AGENTS_KIT_MODEL_PROVIDER; the scripted model when unset)"

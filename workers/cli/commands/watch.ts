@@ -1,8 +1,7 @@
-import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { z } from 'zod';
 import { ErrorKind, KitError } from '../../../domain/errors';
-import { parseId, relatedId, type ConversationId } from '../../../domain/ids';
+import { parseId } from '../../../domain/ids';
 import { formatNotification } from '../format';
 import type { CliOutput } from '../io';
 import { ConnectionOptions, configFrom, intFlag, parseOptions, withConnectionOptions } from '../options';
@@ -49,7 +48,8 @@ export function watchCommand(output: CliOutput): Command {
     const id = parseId('conversation', conversationId, 'conversationId');
     await withSession(configFrom(options), async (session) => {
       const { ConversationNotificationReceiver } = await import('../../../client/conversation-receiver');
-      await checkExists(session.client, id);
+      const { checkConversationExists } = await import('../../../client/conversation-start');
+      await checkConversationExists(session.client, id, 'watch');
       const capability = await readerCapabilityOf(session, id);
       await using receiver = await ConversationNotificationReceiver.open(session.client, id, {
         taskQueue: session.config.AGENTS_KIT_TASK_QUEUE,
@@ -85,29 +85,4 @@ export function watchCommand(output: CliOutput): Command {
       }
     });
   });
-}
-
-/**
- * A receiver starts a conversation that does not exist yet (its thread's may start after it): a
- * mistyped id would start one nobody ever writes to, and watch it in silence. The CLI watches only a
- * conversation that exists, or the one of a thread that does.
- */
-async function checkExists(client: Client, id: ConversationId): Promise<void> {
-  const exists = (workflowId: string) =>
-    client.workflow
-      .getHandle(workflowId)
-      .describe()
-      .then(
-        () => true,
-        (error: unknown) => {
-          if (error instanceof Error && error.name === 'WorkflowNotFoundError') return false;
-          throw error;
-        },
-      );
-  const thread = relatedId('thread', id);
-  if (!(await exists(id)) && !(await exists(thread)))
-    throw new KitError(
-      ErrorKind.NotFound,
-      `no conversation ${id}, and no thread ${thread} it would belong to: check the id`,
-    );
 }
