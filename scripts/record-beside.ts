@@ -24,7 +24,11 @@ import { recordLongUpdateIds, recordPolicyRetry } from './record-update-retry';
 import { recordTriggerTurnRoom } from './record-trigger-room';
 import { recordOwnerless } from './record-ownerless';
 import { recordRootGone } from './record-root-gone';
-import { recordRootWaitCountsAskedTurns, recordWatchEndsWithThread } from './record-late-turns';
+import {
+  recordRootWaitCountsAskedTurns,
+  recordWatchEndsWithThread,
+  recordWatchWakesAtThreadEnd,
+} from './record-late-turns';
 import { recordPagesBeforeContinuing, recordPageTrafficBeforeContinuing } from './record-pages-first';
 import { holdsLiveOutput, takesPatch, type RunSelection } from './write-histories';
 
@@ -126,6 +130,8 @@ export const scenarios: Record<string, Scenario> = {
   '--watch-ended': ofPatch('watchEndsWithThread', recordWatchEndsWithThread),
   // Patch `rootWaitCountsAskedTurns`: the root kernel's wait right after its own triggering message.
   '--asked-turns': ofPatch('rootWaitCountsAskedTurns', recordRootWaitCountsAskedTurns),
+  // Patch `watchWakesAtThreadEnd`: a watch of live output waiting when its thread is closed.
+  '--watch-woken': ofPatch('watchWakesAtThreadEnd', recordWatchWakesAtThreadEnd),
 };
 
 /**

@@ -1,7 +1,8 @@
-// Two scenarios of scripts/record-histories.ts about a thread's later turns and end: `--asked-turns`
+// Scenarios of scripts/record-histories.ts about a thread's later turns and end: `--asked-turns`
 // (patch `rootWaitCountsAskedTurns`: the root kernel waits on a thread right after its triggering
-// message) and `--watch-ended` (patch `watchEndsWithThread`: a watch of live output once the thread
-// has ended, which answers at once).
+// message), `--watch-ended` (patch `watchEndsWithThread`: a watch of live output once the thread has
+// ended, which answers at once) and `--watch-woken` (patch `watchWakesAtThreadEnd`: a watch waiting
+// when the thread ends, which answers then).
 import type { Client } from '@temporalio/client';
 import { conversationSummary } from '../client/conversations';
 import { relatedId } from '../domain/ids';
@@ -49,5 +50,23 @@ export async function recordWatchEndsWithThread(client: Client, taskQueue: strin
     'the thread’s end to reach its conversation',
   );
   for await (const _ of service.watchOutput(thread.id)) break;
+  await service.shutdown();
+}
+
+export async function recordWatchWakesAtThreadEnd(client: Client, taskQueue: string): Promise<void> {
+  const service = await attachRecorder(client, taskQueue);
+  const thread = await service.rootControls().spawn(echo);
+  await untilTurns(service, thread.id, 1);
+  const conversation = client.workflow.getHandle(relatedId('conversation', thread.id));
+  const watching = (async () => {
+    for await (const _ of service.watchOutput(thread.id, { pollWaitMs: 30_000 }));
+  })();
+  await eventually(
+    async () => JSON.stringify((await conversation.fetchHistory()).events),
+    (events) => events.includes('watch-output'),
+    'the watch to wait',
+  );
+  await service.rootControls().close(thread.id);
+  await watching;
   await service.shutdown();
 }

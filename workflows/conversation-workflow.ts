@@ -186,6 +186,7 @@ export async function conversationWorkflow(rawInput: ConversationWorkflowInput):
     if (ownerEnded) {
       ownerEndedAtMs ??= Date.now();
       journal.close();
+      live.threadEnded();
     }
     const mirrored = accepted.filter((notification) => notification.body.type === 'interaction');
     if (request.mirrorInteractionsTo && mirrored.length > 0) {

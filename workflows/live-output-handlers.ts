@@ -50,9 +50,12 @@ export interface LiveOutputHost {
  * continue-as-new (S3.10), and it streams whether anyone reads or not. Here a conversation keeps only
  * the current call's text, bounded, and a flush is sent only while someone watches.
  */
-export function registerLiveOutput(host: LiveOutputHost): LiveOutput {
+export function registerLiveOutput(host: LiveOutputHost): LiveOutput & { threadEnded(): void } {
   const live = new LiveOutput(host.snapshot);
   const timer = new KeptTimer();
+  // Watches waiting now, and whether the thread's end has woken them (SPEC S10.1).
+  let waiting = 0;
+  let endWoke = false;
   let watchedUntil = Number(workflowInfo().memo?.[liveWatchedMemoKey] ?? 0) || 0;
   const markWatched = () => {
     const now = Date.now();
@@ -83,12 +86,15 @@ export function registerLiveOutput(host: LiveOutputHost): LiveOutput {
         host.lifetime.count();
         const request = parseInput(WatchOutputRequest, raw, 'watch-output');
         markWatched();
-        const ready = () => host.handingOver() || live.hasNewsFor(request.cursor);
+        const ready = () => host.handingOver() || live.hasNewsFor(request.cursor) || endWoke;
         const waitMs = Math.min(request.waitMs ?? host.waitMs, host.waitMs);
         const ended = host.ownerEnded() && patched(patches.watchEndsWithThread);
-        if (!ended && !ready() && waitMs > 0) await timer.waitUntil(Date.now() + waitMs, ready);
+        if (!ended && !ready() && waitMs > 0) {
+          waiting++;
+          await timer.waitUntil(Date.now() + waitMs, ready).finally(() => waiting--);
+        }
         const view: LiveOutputView = live.read(host.conversationId, request.cursor);
-        if (ended) view.threadEnded = true;
+        if (ended || endWoke) view.threadEnded = true;
         return host.handingOver() ? { ...view, closed: true } : view;
       }),
     ),
@@ -105,5 +111,10 @@ export function registerLiveOutput(host: LiveOutputHost): LiveOutput {
       }),
     },
   );
-  return live;
+  return Object.assign(live, {
+    /** The thread's end has arrived: watches waiting now answer at once, saying so. */
+    threadEnded(): void {
+      if (waiting > 0 && !endWoke && patched(patches.watchWakesAtThreadEnd)) endWoke = true;
+    },
+  });
 }

@@ -289,6 +289,12 @@ export const patches = {
    */
   watchEndsWithThread: 'watchEndsWithThread',
   /**
+   * SPEC S10.1: a watch of live output already waiting when its thread's end arrives answers then,
+   * saying so, instead of at the end of its long-poll (up to 5 s later, and a second poll). Asked only
+   * when such a watch is waiting (workflows/live-output-handlers.ts `threadEnded`).
+   */
+  watchWakesAtThreadEnd: 'watchWakesAtThreadEnd',
+  /**
    * SPEC S4.7: the root kernel's wait on a thread its message triggered counts once that message's turn
    * has ended (the receipt names it), not while the thread is idle before it: the turn's start may reach
    * the root after the wait does. Before it such a wait could answer at once with the turn before.

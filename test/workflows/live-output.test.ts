@@ -9,6 +9,7 @@ import { relatedId } from '../../domain/ids';
 import { kitCall } from '../../client/errors';
 import { conversationSummary } from '../../client/conversations';
 import { attachRun, eventually, kitErrorOf, untilTurns } from '../helpers/runs';
+import { patchesOf } from '../helpers/histories';
 import { providerFor, startOpenAIServer, type ReceivedRequest, type Reply } from '../helpers/openai-server';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
@@ -294,5 +295,32 @@ test('a signal option that is not an AbortSignal is refused, not thrown from a t
       'Protocol: watchOutput: `signal` must be an AbortSignal',
     );
   }
+  await service.shutdown();
+});
+
+test('a watch already waiting when its thread ends answers then, and the watcher stops', async () => {
+  const service = await attachRun(temporal.client, taskQueue);
+  policy = () => ({ text: words(5, 'q'), chunkDelayMs: 5 });
+  const thread = await spawnModelThread(service, 'say five words, then wait');
+  await untilTurns(service, thread.id, 1);
+  const conversation = relatedId('conversation', thread.id);
+  const watches = async () =>
+    (await historyOf(conversation)).filter(
+      (event) =>
+        event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'watch-output',
+    );
+  // One long-poll of up to 30 s: only the thread's end can answer it early.
+  const events: LiveOutputEvent[] = [];
+  const done = (async () => {
+    for await (const event of service.watchOutput(thread.id, { pollWaitMs: 30_000 })) events.push(event);
+  })();
+  await eventually(watches, (accepted) => accepted.length === 1, 'the watch to be waiting');
+  await service.rootControls().close(thread.id);
+  await done;
+  expect(events).toEqual([]);
+  // The waiting poll answered with the end: no second poll (before, it waited out its 30 s, then polled
+  // again to learn that the thread had ended).
+  expect(await watches()).toHaveLength(1);
+  expect(patchesOf(await historyOf(conversation))).toContain('watchWakesAtThreadEnd');
   await service.shutdown();
 });
