@@ -3,7 +3,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { ErrorKind, KitError, parseInput } from '../domain/errors';
+import { ErrorKind, KitError, objectInput, parseInput } from '../domain/errors';
 import { createScriptedModel } from './scripted-model';
 
 const wordDelayRange = 'expected a whole number of milliseconds from 0 to 2000';
@@ -49,8 +49,9 @@ export type ModelConfig = z.infer<typeof ModelConfig>;
 
 /** Reads and validates the model configuration; a bad value is a Protocol error naming the variable. */
 export function loadModelConfig(environment: Record<string, string | undefined> = process.env): ModelConfig {
+  const env = objectInput(environment, 'model configuration: the environment');
   const relevant = Object.fromEntries(
-    Object.keys(ModelConfig.shape).map((key) => [key, environment[key] || undefined]),
+    Object.keys(ModelConfig.shape).map((key) => [key, env[key] || undefined]),
   );
   return parseInput(ModelConfig, relevant, 'model configuration');
 }

@@ -4,6 +4,7 @@ import {
   type BackoffOptions,
   type GrpcRetryOptions,
 } from '@temporalio/client';
+import { objectInput } from '../domain/errors';
 
 type CallStatus = Parameters<BackoffOptions['initialIntervalMs']>[0];
 
@@ -24,7 +25,8 @@ export const refusedWhileClosing = (status: CallStatus): boolean =>
  * ~1.7 s. A long-lived workflow of agents-kit continues as new every few thousand events, so under
  * steady traffic about one call per continue-as-new meets this refusal. `options` as the SDK's.
  */
-export function grpcRetryOptions(options: Partial<BackoffOptions> = {}): GrpcRetryOptions {
+export function grpcRetryOptions(rawOptions: Partial<BackoffOptions> = {}): GrpcRetryOptions {
+  const options = objectInput(rawOptions, 'gRPC retry options');
   const initial =
     options.initialIntervalMs ?? ((status: CallStatus) => (status.code === resourceExhausted ? 1000 : 100));
   return defaultGrpcRetryOptions({

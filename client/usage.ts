@@ -1,9 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { usageQuery, type UsageView } from '../domain/messages';
-import type { RunSnapshot } from '../domain/run-snapshot';
+import { RunSnapshot } from '../domain/run-snapshot';
 import { runCounters } from '../domain/run-turns';
 import { totalUsage, type Usage, type UsageLedger } from '../domain/usage';
-import { kitCall } from './errors';
+import { checkClient, kitCall } from './errors';
+import { KitError, parseInput } from '../domain/errors';
+import { parseId } from '../domain/ids';
 
 /** One thread's line of a {@link UsageReport}: its own model calls, per model and in all. */
 export interface ThreadUsageLine {
@@ -40,8 +42,13 @@ const parallelQueries = 8;
 export async function usageReport(
   client: Client,
   rootId: string,
-  snapshot: RunSnapshot,
+  rawSnapshot: RunSnapshot,
 ): Promise<UsageReport> {
+  checkClient(client, 'usage');
+  parseId('thread', rootId, 'rootId');
+  const snapshot = parseInput(RunSnapshot, rawSnapshot, 'usage: snapshot');
+  if (!snapshot.records.some((record) => record.thread.id === rootId))
+    throw KitError.protocol(`usage: the snapshot is not of root run ${rootId} (it has no record of it)`);
   const root = await kitCall('usage', () => client.workflow.getHandle(rootId).query(usageQuery));
   const records = snapshot.records;
   const threads: ThreadUsageLine[] = new Array(records.length);

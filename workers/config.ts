@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { loadCodecKeys } from '../client/codec-keys';
 import { mcpServersFromJson, maxMcpServersJson, type McpServers } from '../activities/mcp-config';
-import { KitError, parseInput } from '../domain/errors';
+import { KitError, objectInput, parseInput } from '../domain/errors';
 import { defaultMaxCachedWorkflows } from './heap-cap';
 
 /** `host:port`, the form Temporal's gRPC frontend address takes. */
@@ -98,7 +98,9 @@ export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
  */
 export function loadConfig(environment: Record<string, string | undefined> = process.env): EnvironmentConfig {
   const present = Object.fromEntries(
-    Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''),
+    Object.entries(objectInput(environment, 'environment')).filter(
+      ([, value]) => value !== undefined && value !== '',
+    ),
   );
   const config = parseInput(EnvironmentConfig, present, 'environment');
   if (Boolean(config.TEMPORAL_TLS_CERT_PATH) !== Boolean(config.TEMPORAL_TLS_KEY_PATH)) {

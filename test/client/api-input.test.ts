@@ -7,6 +7,8 @@ import {
   ConversationNotificationReceiver,
   createEncryptionCodec,
   createTracing,
+  grpcRetryInterceptor,
+  grpcRetryOptions,
   KitError,
   loadCodecKeys,
   publishNotifications,
@@ -15,8 +17,10 @@ import {
   streamTree,
   ThreadService,
   tracingFromEnvironment,
+  usageReport,
   watchOutput,
 } from '../../client';
+import { loadConfig, loadModelConfig } from '../../workers';
 
 const client = new Client({ connection: Connection.lazy({ address: '127.0.0.1:9' }) });
 const hex = 'a'.repeat(32);
@@ -138,4 +142,30 @@ test('a notification to resolve whose body is not an interaction, or has no ids,
     expect(
       await refusal(() => resolveNotification(client, any(target), { type: 'approval', approved: true })),
     ).toMatch(/^Protocol: /);
+});
+
+test('configuration readers and the usage report refuse what is not their input, naming it', async () => {
+  for (const value of [null, 'text', 7, []]) {
+    expect(await refusal(() => loadConfig(any(value)))).toMatch(
+      /^Protocol: invalid environment: /,
+    );
+    expect(await refusal(() => loadModelConfig(any(value)))).toMatch(
+      /^Protocol: invalid model configuration: the environment: /,
+    );
+    expect(await refusal(() => grpcRetryOptions(any(value)))).toMatch(
+      /^Protocol: invalid gRPC retry options: /,
+    );
+    expect(await refusal(() => grpcRetryInterceptor(any(value)))).toMatch(
+      /^Protocol: invalid gRPC retry options/,
+    );
+  }
+  expect(await refusal(() => usageReport(client, threadId, any(undefined)))).toMatch(
+    /^Protocol: .*usage: snapshot/,
+  );
+  expect(await refusal(() => usageReport(client, 'nope', any({ records: [] })))).toMatch(
+    /^Protocol: .*rootId/,
+  );
+  expect(await refusal(() => usageReport(any(null), threadId, any({ records: [] })))).toMatch(
+    /^Protocol: .*usage/,
+  );
 });

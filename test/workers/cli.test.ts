@@ -362,7 +362,8 @@ test("watch --tree shows the run live: the tree stream after each agent's path, 
   expect((await runCli(['shutdown', rootThreadId], withKey)).code).toBe(0);
 });
 
-test('--help lists every command', async () => {
+test('--help lists every command; no command at all is a usage error (exit 2, help on stderr)', async () => {
+  expect(await runCli([])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(/^Usage:/) });
   const help = await runCli(['--help']);
   expect(help.code).toBe(0);
   const commands = [...help.stdout.matchAll(/^ {2}(\w+) /gm)].map((match) => match[1]);

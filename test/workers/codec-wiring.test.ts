@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { loadCodecKeys } from '../../client/codec-keys';
 import { join } from 'node:path';
 import { KitError } from '../../domain/errors';
+import { relatedId } from '../../domain/ids';
 import { loadConfig } from '../../workers/config';
 import { startCodecServer } from '../../workers/codec-server';
 import { freePort } from '../../workers/dev-server';
@@ -118,6 +119,15 @@ test('with AGENTS_KIT_CODEC_KEYS, agents-kit worker and run encrypt: the history
     expect(blind.code).toBe(1);
     expect(blind.stderr).toBe(
       'agents-kit: Protocol: cannot decrypt a Temporal payload: it is encrypted (key "2026-a") and this process has no codec keys: set AGENTS_KIT_CODEC_KEYS to the keys of the workers\n',
+    );
+    // `watch` without them says the same, not that the capability is missing (it is set).
+    const blindWatch = await runCli(['watch', relatedId('conversation', rootThreadId), '--limit', '1'], {
+      ...withKey,
+      AGENTS_KIT_CODEC_KEYS: undefined,
+    });
+    expect(blindWatch.code).toBe(1);
+    expect(blindWatch.stderr).toMatch(
+      /^agents-kit: Protocol: .*cannot decrypt a Temporal payload: it is encrypted \(key "2026-a"\) and this process has no codec keys/,
     );
     const wrongKeys = await runCli(['tree', rootThreadId], {
       ...withKey,

@@ -72,7 +72,13 @@ export function buildProgram(output: CliOutput): Command {
   return program;
 }
 
-/** Whether a CommanderError is help or version output (exit 0) rather than a usage error (exit 2). */
+/**
+ * Whether a CommanderError is help or version output asked for (exit 0) rather than a usage error (exit
+ * 2): help shown because no command was given is a usage error (commander marks it with exit code 1).
+ */
 export function isInformational(error: CommanderError): boolean {
-  return ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code);
+  return (
+    ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code) &&
+    error.exitCode === 0
+  );
 }

@@ -104,9 +104,16 @@ export async function readerCapabilityOf(
   if (!runKey) return undefined;
   const { rootCapability } = await import('../../domain/capability');
   const { threadQuery } = await import('../../domain/messages');
+  const { isWorkflowNotFound, toKitError } = await import('../../client/errors');
+  const threadId = relatedId('thread', conversationId);
+  // No thread: a standalone conversation, read without a capability. Any other failure (no codec keys,
+  // no worker) is said as it is, not taken for a missing capability.
   const thread = await session.client.workflow
-    .getHandle(relatedId('thread', conversationId))
+    .getHandle(threadId)
     .query(threadQuery)
-    .catch(() => undefined);
+    .catch((error: unknown) => {
+      if (isWorkflowNotFound(error)) return undefined;
+      throw toKitError(error, `reading thread ${threadId} to prove AGENTS_KIT_CAPABILITY`);
+    });
   return thread ? rootCapability(runKey, thread.rootId) : undefined;
 }
