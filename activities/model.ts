@@ -7,6 +7,7 @@ import { agentTools, agentToolNames } from '../domain/operations';
 import { ErrorKind, KitError, parseInput } from '../domain/errors';
 import { allowsTool } from '../domain/tool-allow-list';
 import { ModelCallInput, type ModelCallOutput } from '../domain/transcript';
+import { boundReply } from '../domain/model-reply';
 import type { LiveTarget } from '../domain/live-output';
 import { LiveOutputSink } from './live-output-sink';
 import { TranscriptCache } from './transcript-cache';
@@ -150,9 +151,10 @@ export function createModelActivities(dependencies: {
         });
         metrics.record(model, 'completed', Date.now() - started, answer.usage);
         await sink?.finish('finished');
+        const reply = boundReply(answer);
         return {
-          text: answer.text,
-          toolCalls: answer.toolCalls.map((call) => {
+          text: reply.text,
+          toolCalls: reply.toolCalls.map((call) => {
             const tool = allowed.find((candidate) => candidate.name === call.name);
             return {
               ...call,

@@ -63,6 +63,8 @@ export const ModelCallOutput = z
         needsApproval: z.boolean(),
         /** The worker's tool is fast: run it as a local activity (ToolDefinition.local). */
         local: z.boolean().optional(),
+        /** Why the call is not run (its input too large: domain/model-reply.ts); the model reads it. */
+        refused: z.string().max(1_000).optional(),
       }),
     ),
     tokens: z.number().int().min(0),
@@ -114,13 +116,50 @@ export function clipOutput(output: string, limit = maxToolOutputChars): string {
 }
 
 /**
- * The transcript to keep and send (SPEC S7.5): the first user message (the task) and as many recent
- * entries as fit in `limit` characters, never splitting a tool call from its results.
+ * Entries too large for `budget` bytes together, cut to fit: each text, tool output and tool call input
+ * to an even share (inputs replaced by a note saying their size); nothing when even that does not fit.
  */
+function shrunk(group: TranscriptEntry[], budget: number): TranscriptEntry[] {
+  const parts = group.reduce(
+    (count, entry) =>
+      count +
+      (entry.role === 'assistant'
+        ? 1 + entry.toolCalls.length
+        : entry.role === 'tool'
+          ? entry.results.length
+          : 1),
+    0,
+  );
+  // A quarter of an even share: the entries' own JSON, and the memory's encoding of it once more.
+  const share = Math.max(0, Math.floor(budget / (4 * parts)));
+  const note = (cut: number) => `… [${cut} more characters cut to keep the transcript small]`;
+  const cut = (text: string) => clipJsonBytes(text, share, note);
+  const cutInput = (input: unknown) => {
+    const bytes = jsonBytes(JSON.stringify(input ?? null));
+    return bytes <= share ? input : `[an input of ${bytes} bytes, cut to keep the transcript small]`;
+  };
+  const result = group.map((entry): TranscriptEntry => {
+    if (entry.role === 'user') return { ...entry, text: cut(entry.text) };
+    if (entry.role === 'assistant')
+      return {
+        ...entry,
+        text: cut(entry.text),
+        toolCalls: entry.toolCalls.map((call) => ({ ...call, input: cutInput(call.input) })),
+      };
+    return { ...entry, results: entry.results.map((one) => ({ ...one, output: cut(one.output) })) };
+  });
+  return transcriptBytes(result) <= budget ? result : [];
+}
+
 /** The bytes a transcript takes as JSON (each entry's size computed once, as trimming does). */
 export const transcriptBytes = (entries: readonly TranscriptEntry[]): number =>
   entries.reduce((total, entry) => total + sizeOf(entry), 0);
 
+/**
+ * The transcript to keep and send (SPEC S7.5): the first user message (the task) and as many recent
+ * entries as fit in `limit` bytes, never splitting a tool call from its results; the newest, when it
+ * does not fit alone, cut to fit rather than dropped with everything before it.
+ */
 export function trimTranscript(
   entries: readonly TranscriptEntry[],
   limit = maxTranscriptBytes,
@@ -138,7 +177,11 @@ export function trimTranscript(
         ? [rest[index - 1]!, entry]
         : [entry];
     const size = group.reduce((total, member) => total + sizeOf(member), 0);
-    if (size > budget) break;
+    if (size > budget) {
+      // The newest entries never give way to nothing: cut to fit, they stay (older ones cannot fit now).
+      if (kept.length === 0) kept.unshift(...shrunk(group, budget));
+      break;
+    }
     budget -= size;
     kept.unshift(...group);
     if (group.length === 2) index--;

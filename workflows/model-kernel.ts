@@ -1,7 +1,7 @@
 import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { agentTools, isAgentToolName, type AgentToolName } from '../domain/operations';
-import { kitErrorFromFailure, parseInput } from '../domain/errors';
+import { ErrorKind, KitError, kitErrorFromFailure, parseInput } from '../domain/errors';
 import type { AgentSpec, AgentThread, InterAgentMessage } from '../domain/schemas';
 import { jsonBytes } from '../domain/bytes';
 import {
@@ -178,6 +178,7 @@ export class ModelKernel implements Kernel {
   /** Runs one tool call; a failure becomes a tool result the model can act on, not a crash. */
   private async runToolCall(call: ToolCall, context: TurnContext, transcript: TranscriptEntry[]) {
     try {
+      if (call.refused) throw new KitError(ErrorKind.QuotaExceeded, `${call.name}: ${call.refused}`);
       const denied = await deniedReason(call, context);
       if (denied !== undefined)
         return { id: call.id, name: call.name, output: JSON.stringify(deniedOutput(denied)), isError: true };
