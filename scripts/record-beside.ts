@@ -24,6 +24,7 @@ import { recordLongUpdateIds, recordPolicyRetry } from './record-update-retry';
 import { recordTriggerTurnRoom } from './record-trigger-room';
 import { recordOwnerless } from './record-ownerless';
 import { recordRootGone } from './record-root-gone';
+import { recordModelToolsSpareSelf } from './record-model-self';
 import {
   recordRootWaitCountsAskedTurns,
   recordWatchEndsWithThread,
@@ -132,6 +133,8 @@ export const scenarios: Record<string, Scenario> = {
   '--asked-turns': ofPatch('rootWaitCountsAskedTurns', recordRootWaitCountsAskedTurns),
   // Patch `watchWakesAtThreadEnd`: a watch of live output waiting when its thread is closed.
   '--watch-woken': ofPatch('watchWakesAtThreadEnd', recordWatchWakesAtThreadEnd),
+  // Patch `modelToolsSpareSelf`: a root's model interrupts itself and waits on itself (an HTTP model).
+  '--model-self': ofPatch('modelToolsSpareSelf', recordModelToolsSpareSelf),
 };
 
 /**

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { agentTools, isAgentToolName, type AgentToolName } from '../domain/operations';
 import { ErrorKind, KitError, kitErrorFromFailure, parseInput } from '../domain/errors';
@@ -14,8 +14,9 @@ import {
 } from '../domain/transcript';
 import { callReservation, defaultMaxOutputTokens, type CallUsage } from '../domain/usage';
 import { deniedOutput } from './approval-gate';
-import type { AgentControls, CallBudget, Kernel, TurnAnswer, TurnContext } from './kernel';
+import type { CallBudget, Kernel, TurnAnswer, TurnContext } from './kernel';
 import { TranscriptSender } from './transcript-sender';
+import { patches } from './patches';
 
 const { callModel } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '5 minutes',
@@ -183,7 +184,7 @@ export class ModelKernel implements Kernel {
       if (denied !== undefined)
         return { id: call.id, name: call.name, output: JSON.stringify(deniedOutput(denied)), isError: true };
       const output = isAgentToolName(call.name)
-        ? await runAgentTool(call.name, call.input, context.controls, transcript, context.memory)
+        ? await runAgentTool(call.name, call.input, context, transcript)
         : await context.runTool(call.name, call.input, call.local ? { local: true } : {});
       return {
         id: call.id,
@@ -258,12 +259,27 @@ function forkHistory(
   );
 }
 
+/**
+ * A model's wait on its own thread (it can never end while the model runs it) or interrupt of its own
+ * turn (the root's controls may: the service's root authority) is refused, as its tools describe them.
+ * Before, the wait blocked to its timeout and the interrupt ended the turn without an answer. Asked only
+ * when a call names the thread itself.
+ */
+function checkNotSelf(tool: AgentToolName, ids: readonly string[], self: string): void {
+  if (!ids.includes(self) || !patched(patches.modelToolsSpareSelf)) return;
+  throw new KitError(
+    tool === 'wait_agents' ? ErrorKind.InvalidState : ErrorKind.PermissionDenied,
+    tool === 'wait_agents'
+      ? `wait_agents: ${self} is you: your own turn cannot end while you wait for it; wait for other agents, or answer`
+      : `interrupt_agent: you may only interrupt your descendants, not yourself (${self}); to stop, answer`,
+  );
+}
+
 async function runAgentTool(
   name: AgentToolName,
   rawInput: unknown,
-  controls: AgentControls,
+  { controls, memory, thread }: TurnContext,
   transcript: TranscriptEntry[],
-  memory: Record<string, string>,
 ): Promise<unknown> {
   const paths: Record<string, string> = memory.paths
     ? (JSON.parse(memory.paths) as Record<string, string>)
@@ -307,6 +323,7 @@ async function runAgentTool(
     }
     case 'wait_agents': {
       const input = parseInput(agentTools.wait_agents.input, rawInput, 'wait_agents input');
+      checkNotSelf(name, input.ids, thread.id);
       const result = await controls.wait({ threadIds: input.ids, timeoutMs: input.timeout_ms ?? 30_000 });
       return {
         timed_out: result.timedOut,
@@ -322,10 +339,11 @@ async function runAgentTool(
     case 'list_agents':
       parseInput(agentTools.list_agents.input, rawInput, 'list_agents input');
       return (await controls.listThreads()).map(brief);
-    case 'interrupt_agent':
-      return controls.interrupt(
-        parseInput(agentTools.interrupt_agent.input, rawInput, 'interrupt_agent input').id,
-      );
+    case 'interrupt_agent': {
+      const { id } = parseInput(agentTools.interrupt_agent.input, rawInput, 'interrupt_agent input');
+      checkNotSelf(name, [id], thread.id);
+      return controls.interrupt(id);
+    }
     case 'close_agent':
       return (
         await controls.close(parseInput(agentTools.close_agent.input, rawInput, 'close_agent input').id)

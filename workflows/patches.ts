@@ -302,4 +302,11 @@ export const patches = {
    * none: the root's answer is in the agent's history, and the root counts a `turns` field it is sent.
    */
   rootWaitCountsAskedTurns: 'rootWaitCountsAskedTurns',
+  /**
+   * SPEC S4.6, S4.7: a model's `wait_agents` naming its own thread, or its `interrupt_agent` of itself,
+   * is refused as a tool error (the root's model, acting with root authority, interrupted its own turn,
+   * which ended with no answer; a wait on itself blocked to its timeout). Asked only by such a call
+   * (workflows/model-kernel.ts `checkNotSelf`).
+   */
+  modelToolsSpareSelf: 'modelToolsSpareSelf',
 } as const satisfies Readonly<Record<string, string>>;

@@ -248,3 +248,12 @@ export const providerFor = (url: string, model = 'test-model') =>
       AGENTS_KIT_MODEL_BASE_URL: url,
     }),
   );
+
+/** A model that interrupts its own turn, then waits on its own thread, then answers (each step once). */
+export const selfTargetingModel = (request: ReceivedRequest): Reply => {
+  const self = /thread_[0-9a-f]{32}/.exec(systemOf(request))![0];
+  const done = toolResultsOf(request).length;
+  if (done === 0) return { toolCalls: [{ name: 'interrupt_agent', input: { id: self } }] };
+  if (done === 1) return { toolCalls: [{ name: 'wait_agents', input: { ids: [self], timeout_ms: 60_000 } }] };
+  return { text: 'answered' };
+};
