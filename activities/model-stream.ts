@@ -1,5 +1,6 @@
 import type { LanguageModelV3StreamPart, LanguageModelV3StreamResult } from '@ai-sdk/provider';
 import type { ModelAnswer } from './model-call';
+import { callTokens } from '../domain/usage';
 
 /** A tool call's input: the model sends JSON text; text that is not JSON is passed on as it is. */
 function parsedInput(input: string): unknown {
@@ -94,8 +95,8 @@ class AnswerBuilder {
         return;
       case 'finish':
         this.usage = {
-          inputTokens: part.usage.inputTokens.total ?? 0,
-          outputTokens: part.usage.outputTokens.total ?? 0,
+          inputTokens: callTokens(part.usage.inputTokens.total),
+          outputTokens: callTokens(part.usage.outputTokens.total),
         };
         return;
       case 'error':

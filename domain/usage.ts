@@ -8,6 +8,16 @@ import { matching } from './ids';
  * bounded: at most {@link maxLedgerModels} models, the rest added up under {@link otherModels}.
  */
 const maxTokens = 1e15;
+/**
+ * The most tokens one model call counts of each kind (input, output), whatever its provider reports:
+ * far above any real call, and low enough that what a thread owes its budget after one call always fits
+ * the operations that carry it (a provider reporting 10^12 made a thread's settlement be refused, and
+ * the tree's budget kept room the ledger had long passed).
+ */
+export const maxCallTokens = 1e9;
+/** A provider's token count as one call counts it: a whole number from 0 to {@link maxCallTokens}. */
+export const callTokens = (reported: number | undefined): number =>
+  Number.isFinite(reported) ? Math.min(maxCallTokens, Math.max(0, Math.floor(reported!))) : 0;
 const maxCostUsd = 1e12;
 const maxCalls = 1e12;
 export const Usage = z

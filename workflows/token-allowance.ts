@@ -1,5 +1,6 @@
 import { ErrorKind, KitError } from '../domain/errors';
 import type { BudgetUnit } from '../domain/run-turns';
+import { maxCallTokens } from '../domain/usage';
 
 /** What a thread asks its root for at a time; the root grants a quarter of the least budget left at most. */
 export const allowanceChunk = 20_000;
@@ -215,7 +216,9 @@ export class TokenAllowance {
   }
 
   /** The call that held `reserved` used `used`: the rest is the thread's again, any excess owed. */
-  settleCall(reserved: number, used: number): void {
+  settleCall(reserved: number, rawUsed: number): void {
+    // A call counts at most what any one can (domain/usage.ts), so what is owed fits its operation.
+    const used = Math.min(rawUsed, 2 * maxCallTokens);
     const within = Math.min(reserved, used);
     this.state.allowance += reserved - within;
     this.state.unreported += within;

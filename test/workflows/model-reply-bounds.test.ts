@@ -7,7 +7,8 @@
 import { createActivities } from '../../activities';
 import { maxToolCallInputBytes } from '../../domain/model-reply';
 import { attachRun, untilTurns } from '../helpers/runs';
-import { providerFor, startOpenAIServer, toolResultsOf } from '../helpers/openai-server';
+import { providerFor, startOpenAIServer, systemOf, toolResultsOf } from '../helpers/openai-server';
+import { maxCallTokens } from '../../domain/usage';
 import { connectTestTemporal, uniqueTaskQueue, type TestTemporal } from '../helpers/temporal';
 
 let temporal: TestTemporal;
@@ -16,6 +17,7 @@ const taskQueue = uniqueTaskQueue('reply-bounds');
 
 beforeAll(async () => {
   server = await startOpenAIServer((request) => {
+    if (systemOf(request).includes('/root/pricey')) return { text: 'pricey', tokens: 1e13 };
     const done = toolResultsOf(request).length;
     if (done === 0) return { toolCalls: [{ name: 'list_agents', input: {} }] };
     if (done === 1) return { toolCalls: [{ name: 'spawn_agent', input: { task: 'x'.repeat(1 << 20) } }] };
@@ -57,5 +59,25 @@ test('a tool call too large is refused with a reason, and the model keeps its co
   });
   expect(results.length).toBeGreaterThanOrEqual(3);
   expect(Math.max(...results)).toBeLessThan(16 * 1024);
+  await service.shutdown();
+});
+
+test('a provider reporting absurd usage counts at most a billion tokens a kind, and the budget holds', async () => {
+  // Outside, a sub-agent's model reported 10^12 tokens: its settlement was refused by the operation's
+  // bound, the tree's budget kept 43k of 50k tokens "left", and its next turn failed as Protocol.
+  const service = await attachRun(temporal.client, taskQueue, {
+    grant: { owner: 'tests', budgetTokens: 50_000 },
+  });
+  const pricey = await service
+    .rootControls()
+    .spawn({ name: 'pricey', task: 'cost a lot', kernel: { type: 'model' } });
+  const first = await untilTurns(service, pricey.id, 1);
+  expect(first.latestTurn).toMatchObject({ status: 'completed', result: 'pricey' });
+  const usage = await service.usage();
+  expect(usage.tree.total.inputTokens).toBe(maxCallTokens);
+  expect(usage.budget.tokens.used).toBeGreaterThanOrEqual(50_000);
+  await service.rootControls().sendMessage({ recipient: pricey.id, content: 'again', triggerTurn: true });
+  const second = await untilTurns(service, pricey.id, 2);
+  expect(second.latestTurn?.error?.kind).toBe('QuotaExceeded');
   await service.shutdown();
 });
