@@ -18,6 +18,19 @@ import type { ModelProvider } from './providers';
 import type { McpTool, McpTools } from './mcp-tools';
 import type { ToolDefinition } from './tools';
 
+/** The most a provider's Retry-After holds a call back (a longer one is taken as this). */
+const maxRetryAfterMs = 5 * 60_000;
+
+/**
+ * A provider's Retry-After (seconds, or an HTTP date) in ms, within 0 to {@link maxRetryAfterMs}; none
+ * (Temporal's backoff) when it is absent or unreadable.
+ */
+export function retryAfterMs(header: string | undefined, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const seconds = /^\s*\d+(\.\d+)?\s*$/.test(header) ? Number(header) * 1000 : Date.parse(header) - now;
+  return Number.isFinite(seconds) ? Math.min(maxRetryAfterMs, Math.max(0, Math.round(seconds))) : undefined;
+}
+
 /** Provider failures as KitErrors (SPEC S6.5): rate limits and 5xx retry; auth and bad requests do not. */
 export function providerFailure(error: unknown): ApplicationFailure {
   if (APICallError.isInstance(error)) {
@@ -44,8 +57,8 @@ export function providerFailure(error: unknown): ApplicationFailure {
     }
     return new KitError(
       ErrorKind.Integration,
-      `the model provider failed (HTTP ${status ?? 'no response'}), retrying: ${error.message}`,
-    ).toFailure();
+      `the model provider failed (HTTP ${status ?? 'no response'}; retryable): ${error.message}`,
+    ).toFailure(retryAfterMs(error.responseHeaders?.['retry-after']));
   }
   if (error instanceof KitError) return error.toFailure();
   if (error instanceof ApplicationFailure) return error;

@@ -75,13 +75,15 @@ export class KitError extends Error {
   }
 
   /** The form a KitError takes across the Temporal boundary: an ApplicationFailure typed by kind (S2.3). */
-  toFailure(): ApplicationFailure {
+  /** As a Temporal failure; `nextRetryDelayMs`: when to try again (a provider's Retry-After). */
+  toFailure(nextRetryDelayMs?: number): ApplicationFailure {
     return ApplicationFailure.create({
       type: this.kind,
       message: this.message,
       details: this.details === undefined ? [] : [this.details],
       nonRetryable: !this.retryable,
       ...(this.cause instanceof Error ? { cause: this.cause } : {}),
+      ...(nextRetryDelayMs === undefined ? {} : { nextRetryDelay: nextRetryDelayMs }),
     });
   }
 
