@@ -106,7 +106,8 @@ export class ConversationNotificationReceiver
       'receiver options',
     );
     // A tree's conversation is started here only when it or its thread exists (a mistyped id is NotFound).
-    if (options.capability) await checkConversationExists(client, id, `open a receiver on ${id}`);
+    if (options.capability)
+      await checkConversationExists(client, id, `open a receiver on ${id}`, options.capability);
     const lease = await startingConversation(id, `open a receiver on ${id}`, () =>
       client.workflow.executeUpdateWithStart(openReceiverUpdate, {
         args: [request],

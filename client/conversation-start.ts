@@ -4,6 +4,7 @@ import type { ConversationId } from '../domain/ids';
 import type { conversationWorkflow } from '../workflows/conversation-workflow';
 import type { ConversationWorkflowInput } from '../workflows/conversation-input';
 import type { Capability } from '../domain/capability';
+import { loadThreadQuery } from '../domain/messages';
 import { describeIfAny, toKitError } from './errors';
 import { relatedId } from '../domain/ids';
 import type { Client } from '@temporalio/client';
@@ -76,19 +77,33 @@ export async function startingConversation<Result>(
 /**
  * A call may start a conversation that does not exist yet, since its thread's may start after it; but
  * a mistyped id would start one nobody ever writes to, which never ends. A tree's conversation (read
- * with a capability) and the CLI's are only started when the conversation or its thread exists:
- * NotFound otherwise, with nothing started.
+ * with a capability) and the CLI's are only started when the conversation or its thread exists, or
+ * (with a capability) when the tree's root has admitted the thread (a spawn starts its workflow in the
+ * background, so a receiver opened right after it may come first): NotFound otherwise, nothing started.
  */
 export async function checkConversationExists(
   client: Client,
   id: ConversationId,
   context: string,
+  capability?: Capability,
 ): Promise<void> {
+  if (await describeIfAny(client, id, context)) return;
   const thread = relatedId('thread', id);
-  if (!(await describeIfAny(client, id, context)) && !(await describeIfAny(client, thread, context)))
-    throw new KitError(
-      ErrorKind.NotFound,
-      `${context}: no conversation ${id}, and no thread ${thread} it would belong to: check the id`,
-      { conversationId: id },
-    );
+  if (await describeIfAny(client, thread, context)) return;
+  if (capability && (await admitted(client, capability, thread))) return;
+  throw new KitError(
+    ErrorKind.NotFound,
+    `${context}: no conversation ${id}, and no thread ${thread} it would belong to: check the id`,
+    { conversationId: id },
+  );
 }
+
+/** Whether the root of `capability`'s tree lists `threadId` in the caller's subtree. */
+const admitted = (client: Client, capability: Capability, threadId: string): Promise<boolean> =>
+  client.workflow
+    .getHandle(capability.rootId)
+    .query(loadThreadQuery, capability, threadId)
+    .then(
+      (answer) => answer.ok && answer.value !== null,
+      () => false,
+    );

@@ -126,8 +126,14 @@ test('the tree stream of a finished run reads the thread’s own conversation, n
 
 test('a forged item that reaches an owner-less conversation while a tree’s receiver waits there is not delivered', async () => {
   const service = await attachRun(temporal.client, taskQueue);
-  // A thread's id whose conversation nobody owns yet: a receiver may open it before its thread starts it.
+  // A thread's id whose conversation nobody owns yet, started empty by a raw client (a receiver with a
+  // capability does not start one whose thread nobody knows): a tree's receiver opens it and waits.
   const conversationId = relatedId('conversation', newId('thread', randomUUID));
+  await temporal.client.workflow.start('conversationWorkflow', {
+    workflowId: conversationId,
+    taskQueue,
+    args: [{ conversationId }],
+  });
   const receiver = await ConversationNotificationReceiver.open(temporal.client, conversationId, {
     taskQueue,
     capability: service.rootCapability,
