@@ -148,12 +148,11 @@ export class ThreadControls {
   async wait(request: WaitRequestInput): Promise<WaitResult> {
     // A thread this sent a triggering message counts once that message's turn has ended, not while it
     // is idle before it: the turn's start may not have reached the root yet (SPEC S4.7).
-    const parsed = this.askedTurns.fill(parseInput(WaitRequest, request, 'wait request'));
-    const result = await waitAcrossRuns(parsed, (once) =>
-      longPoll(() => executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait')),
+    return this.askedTurns.wait(parseInput(WaitRequest, request, 'wait request'), (filled) =>
+      waitAcrossRuns(filled, (once) =>
+        longPoll(() => executeUpdate(this.handle, waitUpdate, [this.capability, once], 'wait')),
+      ),
     );
-    this.askedTurns.settle(result);
-    return result;
   }
 
   /** SPEC S4.6: cancels the thread's running turn (its activities too); the thread stays alive and idle. */

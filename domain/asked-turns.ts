@@ -24,6 +24,19 @@ export class AskedTurns {
     if (this.asked.size > this.max) this.asked.delete(this.asked.keys().next().value!);
   }
 
+  /**
+   * Runs a wait with the remembered turns of its threads added (`run` gets the request as it was too,
+   * for a caller that may not send them), then forgets those its result shows ended.
+   */
+  async wait<Result extends WaitResult>(
+    request: WaitRequest,
+    run: (filled: WaitRequest, asked: WaitRequest) => Promise<Result>,
+  ): Promise<Result> {
+    const result = await run(this.fill(request), request);
+    this.settle(result);
+    return result;
+  }
+
   /** The request with the remembered turns of its threads added; the same object when there are none. */
   fill(request: WaitRequest): WaitRequest {
     const turns: Record<string, number> = { ...request.turns };

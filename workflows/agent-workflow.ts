@@ -192,14 +192,10 @@ export async function agentWorkflow(rawInput: AgentInputShape): Promise<AgentThr
       : {}),
     // SPEC S4.7: a thread this one triggered counts once that turn ended. No patch: the root's answer
     // is in this workflow's history, which replays it whatever the request said.
-    wait: async (request) => {
-      const result = await waitAcrossRuns(
-        askedTurns.fill(parseInput(WaitRequest, request, 'wait request')),
-        async (once) => (await call({ type: 'wait', request: once })) as WaitResult,
-      );
-      askedTurns.settle(result);
-      return result;
-    },
+    wait: (request) =>
+      askedTurns.wait(parseInput(WaitRequest, request, 'wait request'), (filled) =>
+        waitAcrossRuns(filled, async (once) => (await call({ type: 'wait', request: once })) as WaitResult),
+      ),
   };
 
   const conversation = new ThreadConversation(

@@ -54,14 +54,13 @@ export function rootControlsFor(
     listThreads: async () => execute(scope, { type: 'list-threads' }),
     // SPEC S4.7: a thread the root triggered counts once that turn ended. A replay of a run from before
     // waits as it did; the marker is paid only by a wait that carries an asked turn.
-    wait: async (request) => {
-      const parsed = parseInput(WaitRequest, request, 'wait request');
-      const filled = asked.fill(parsed);
-      const counted = filled !== parsed && patched(patches.rootWaitCountsAskedTurns) ? filled : parsed;
-      const result = await execute(scope, { type: 'wait', request: counted });
-      asked.settle(result);
-      return result;
-    },
+    wait: (request) =>
+      asked.wait(parseInput(WaitRequest, request, 'wait request'), (filled, parsed) =>
+        execute(scope, {
+          type: 'wait',
+          request: filled !== parsed && patched(patches.rootWaitCountsAskedTurns) ? filled : parsed,
+        }),
+      ),
     interrupt: async (threadId) => execute(scope, { type: 'interrupt', threadId }),
     close: async (threadId) => execute(scope, { type: 'close', threadId }),
     // The root's budget is in this workflow: charging it costs no round trip.
